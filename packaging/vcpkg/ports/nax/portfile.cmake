@@ -1,0 +1,37 @@
+# Overlay port for nax, built from the repository checkout this file lives in
+# (<repo>/packaging/vcpkg/ports/nax/portfile.cmake): nax has no public download to fetch.
+#
+#   vcpkg install nax --overlay-ports=<repo>/packaging/vcpkg/ports
+#
+# vcpkg does not hash the sources of such a port: after changing the checkout, reinstall with
+# `vcpkg remove nax` first (and --binarysource=clear), or bump "port-version" in vcpkg.json.
+get_filename_component(SOURCE_PATH "${CMAKE_CURRENT_LIST_DIR}/../../../.." ABSOLUTE)
+if(NOT EXISTS "${SOURCE_PATH}/CMakeLists.txt" OR NOT EXISTS "${SOURCE_PATH}/include/nax/nax.hpp")
+  message(FATAL_ERROR "The nax overlay port expects to live in <nax checkout>/packaging/vcpkg/ports/nax; "
+                      "'${SOURCE_PATH}' is not a nax checkout.")
+endif()
+
+# Header-only: one (release) configuration, nothing architecture specific.
+set(VCPKG_BUILD_TYPE release)
+
+vcpkg_cmake_configure(
+    SOURCE_PATH "${SOURCE_PATH}"
+    OPTIONS
+        -DNAX_BUILD_TESTS=OFF
+        -DNAX_BUILD_EXAMPLES=OFF
+        -DNAX_BUILD_BENCHMARKS=OFF
+)
+vcpkg_cmake_install()
+
+# nax installs its package config to share/cmake/nax; vcpkg wants it in share/nax.
+vcpkg_cmake_config_fixup(CONFIG_PATH share/cmake/nax)
+
+file(REMOVE_RECURSE
+    "${CURRENT_PACKAGES_DIR}/debug"
+    "${CURRENT_PACKAGES_DIR}/lib"
+    # nax's install copies LICENSE to share/doc/nax; vcpkg keeps it as share/nax/copyright.
+    "${CURRENT_PACKAGES_DIR}/share/doc"
+)
+
+vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")
+file(INSTALL "${CMAKE_CURRENT_LIST_DIR}/usage" DESTINATION "${CURRENT_PACKAGES_DIR}/share/${PORT}")
