@@ -11,6 +11,7 @@ TEST_CASE("nax.hpp gives the foundation's surface") {
   nax::bindings b = nax::extract_bindings(pattern, concrete);
   CHECK(b.to_string() == "{batch: 32}");
   CHECK(nax::unify_axis_name("batch", "") == "batch");
-  CHECK(nax::unify_shapes(pattern, nax::shape::make(nax::dtype::f32, {nax::dynamic, 768})) == pattern);
+  CHECK(nax::unify_shapes(pattern, nax::shape::make(nax::dtype::f32, {nax::dynamic, 768})) ==
+        pattern);
   CHECK(nax::extents<batch, hidden>(batch(2)).size() == 1536);
 }

@@ -47,23 +47,29 @@ TEST_CASE("unify_axes keeps the tighter constraint") {
 }
 
 TEST_CASE("union: left axes in order, then right-only axes in right order") {
-  static_assert(same<nax::axes_union<axes<batch, hidden>, axes<out, batch>>, axes<batch, hidden, out>>);
-  static_assert(same<nax::axes_union<axes<hidden>, axes<seq, batch, hidden>>, axes<hidden, seq, batch>>);
+  static_assert(
+      same<nax::axes_union<axes<batch, hidden>, axes<out, batch>>, axes<batch, hidden, out>>);
+  static_assert(
+      same<nax::axes_union<axes<hidden>, axes<seq, batch, hidden>>, axes<hidden, seq, batch>>);
   static_assert(same<nax::axes_union<axes<>, axes<seq, batch>>, axes<seq, batch>>);
   static_assert(same<nax::axes_union<axes<seq, batch>, axes<>>, axes<seq, batch>>);
   // Shared axes are unified in place: the left's dynamic hidden takes the right's 768.
-  static_assert(same<nax::axes_union<axes<batch, hidden_dynamic>, axes<hidden>>, axes<batch, hidden>>);
+  static_assert(
+      same<nax::axes_union<axes<batch, hidden_dynamic>, axes<hidden>>, axes<batch, hidden>>);
   static_assert(same<nax::axes_union<axes<seq, batch>, axes<seq256>>, axes<seq256, batch>>);
   CHECK(true);
 }
 
 TEST_CASE("difference and intersection keep the left order") {
-  static_assert(same<nax::axes_difference<axes<batch, seq, hidden>, axes<seq>>, axes<batch, hidden>>);
-  static_assert(same<nax::axes_difference<axes<batch, seq, hidden>, axes<hidden, batch>>, axes<seq>>);
+  static_assert(
+      same<nax::axes_difference<axes<batch, seq, hidden>, axes<seq>>, axes<batch, hidden>>);
+  static_assert(
+      same<nax::axes_difference<axes<batch, seq, hidden>, axes<hidden, batch>>, axes<seq>>);
   static_assert(same<nax::axes_difference<axes<batch>, axes<out>>, axes<batch>>);
   static_assert(same<nax::axes_difference<axes<batch>, axes<batch>>, axes<>>);
-  static_assert(same<nax::axes_intersection<axes<batch, seq, hidden_dynamic>, axes<hidden, out, batch>>,
-                     axes<batch, hidden>>);
+  static_assert(
+      same<nax::axes_intersection<axes<batch, seq, hidden_dynamic>, axes<hidden, out, batch>>,
+           axes<batch, hidden>>);
   CHECK(true);
 }
 

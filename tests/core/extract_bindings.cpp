@@ -13,7 +13,8 @@ shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims
 }  // namespace
 
 TEST_CASE("extract_bindings reads named dynamic axes") {
-  auto b = nax::extract_bindings(f32({"batch", dim::bounded("seq", 512), 768}), f32({32, 128, 768}));
+  auto b =
+      nax::extract_bindings(f32({"batch", dim::bounded("seq", 512), 768}), f32({32, 128, 768}));
   CHECK(b.to_string() == "{batch: 32, seq: 128}");
   // Unnamed dynamic dimensions match anything and bind nothing.
   CHECK(nax::extract_bindings(f32({nax::dynamic, 3}), f32({9, 3})).empty());
@@ -32,9 +33,9 @@ TEST_CASE("extract_bindings errors name what is wrong") {
                        "rank mismatch: pattern f32[batch, 512] has rank 2, got f32[32, 512, 1] "
                        "with rank 3",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(nax::extract_bindings(f32({"batch", dim::named("hidden", 768)}), f32({32, 512})),
-                       "dimension 1 (axis 'hidden') mismatch: pattern has 768, got 512",
-                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(
+      nax::extract_bindings(f32({"batch", dim::named("hidden", 768)}), f32({32, 512})),
+      "dimension 1 (axis 'hidden') mismatch: pattern has 768, got 512", nax::shape_error);
   CHECK_THROWS_WITH_AS(nax::extract_bindings(f32({"batch", 768}), f32({32, 512})),
                        "dimension 1 mismatch: pattern has 768, got 512", nax::shape_error);
   CHECK_THROWS_WITH_AS(nax::extract_bindings(f32({"batch", "batch"}), f32({32, 64})),
@@ -100,7 +101,8 @@ TEST_CASE("multi-input errors within one input name that input") {
   auto bounded = f32({dim::bounded("seq", 8)});
   CHECK_THROWS_WITH_AS(nax::extract_bindings({{"s", bounded, f32({9})}}),
                        "input 's': axis 'seq': extent 9 exceeds its bound 8", nax::shape_error);
-  CHECK_THROWS_WITH_AS(nax::extract_bindings({{"d", p, shape::make(dtype::i32, {32, 512})}}),
-                       "input 'd': dtype mismatch: pattern f32[batch, 512] is f32, got i32[32, 512]",
-                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(
+      nax::extract_bindings({{"d", p, shape::make(dtype::i32, {32, 512})}}),
+      "input 'd': dtype mismatch: pattern f32[batch, 512] is f32, got i32[32, 512]",
+      nax::shape_error);
 }

@@ -64,9 +64,9 @@ class axis {
   using kind = detail::extent_kind<Extent>;
   // An error here means the axis was declared with an extent that is not a positive integer,
   // nax::dynamic or nax::upto(N) with N > 0.
-  static_assert(detail::require<kind::valid,
-                                error::axis_extent_must_be_positive_integer_or_dynamic_or_upto<
-                                    detail::diagnostic_name<Name>>>);
+  static_assert(
+      detail::require<kind::valid, error::axis_extent_must_be_positive_integer_or_dynamic_or_upto<
+                                       detail::diagnostic_name<Name>>>);
 
  public:
   static constexpr fixed_string<Name.size()> fixed_name = Name;
@@ -81,9 +81,7 @@ class axis {
   static constexpr std::size_t bound = kind::bound;
 
   /// A static axis needs no value.
-  constexpr axis() noexcept
-    requires is_static
-  = default;
+  constexpr axis() noexcept requires is_static = default;
 
   /// The extent at run time. For a static axis it must equal the static extent and for a
   /// bounded one it must not exceed the bound; otherwise nax::shape_error (a compile error when
@@ -112,7 +110,8 @@ class axis {
   template <class Int>
   static constexpr storage checked(Int extent) {
     if constexpr (std::is_signed_v<Int>) {
-      if (extent < 0) detail::throw_shape_error("axis '", name, "': extent ", extent, " is negative");
+      if (extent < 0)
+        detail::throw_shape_error("axis '", name, "': extent ", extent, " is negative");
     }
     const auto n = static_cast<std::size_t>(extent);
     detail::check_axis_extent(name, static_extent, bound, n);
@@ -125,9 +124,9 @@ class axis {
   template <std::size_t N>
   static constexpr storage checked_constant() noexcept {
     // An error here means a static axis was given a compile-time extent other than its own.
-    static_assert(detail::require<!is_static || N == static_extent,
-                                  error::static_axis_given_other_extent<
-                                      detail::diagnostic_name<Name>, static_extent, N>>);
+    static_assert(detail::require < !is_static || N == static_extent,
+                  error::static_axis_given_other_extent < detail::diagnostic_name<Name>,
+                  static_extent, N >>);
     // An error here means a bounded axis was given a compile-time extent above its bound.
     static_assert(detail::require<N <= bound, error::axis_static_extent_exceeds_bound<
                                                   detail::diagnostic_name<Name>, N, bound>>);

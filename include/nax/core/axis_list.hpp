@@ -87,8 +87,8 @@ consteval bool check_unique_axes_impl() {
   using dup = mp::mp_find_if_q<L, has_duplicate_in<L>>;
   if constexpr (dup::value < mp::mp_size<L>::value) {
     // An error here means an axis list names one axis twice.
-    static_assert(raise<error::axis_named_twice_in_one_list<
-                      axis_diagnostic_name<mp::mp_at<L, dup>>>>);
+    static_assert(
+        raise<error::axis_named_twice_in_one_list<axis_diagnostic_name<mp::mp_at<L, dup>>>>);
     return false;
   }
   return true;
@@ -114,9 +114,10 @@ using axes_contains = boost::mp11::mp_bool<axes_contains_v<L, A>>;
 
 /// Position of the axis named like A in list L; a compile error naming A if L has none.
 template <class L, class A>
-using axes_index_of = typename boost::mp11::mp_eval_if_c<
-    detail::contains_axis<L, A>, boost::mp11::mp_identity<detail::find_axis<L, A>>,
-    detail::axis_not_found_error, L, A>::type;
+using axes_index_of =
+    typename boost::mp11::mp_eval_if_c<detail::contains_axis<L, A>,
+                                       boost::mp11::mp_identity<detail::find_axis<L, A>>,
+                                       detail::axis_not_found_error, L, A>::type;
 template <class L, class A>
 inline constexpr std::size_t axes_index_of_v = axes_index_of<L, A>::value;
 
@@ -147,26 +148,29 @@ struct unify_with_match {
 /// Left axes in order, then the right-only axes in right order. Shared axes are unified
 /// (`unify_axes`) and appear where the left list has them.
 template <class L, class R>
-using axes_union = boost::mp11::mp_append<
-    boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
-    boost::mp11::mp_remove_if_q<R, detail::in_list<L>>>;
+using axes_union =
+    boost::mp11::mp_append<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
+                           boost::mp11::mp_remove_if_q<R, detail::in_list<L>>>;
 
 /// The axes of L whose names R does not have, in L's order. Shared axes must agree.
 template <class L, class R>
-using axes_difference = boost::mp11::mp_remove_if_q<
-    boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>, detail::in_list<R>>;
+using axes_difference =
+    boost::mp11::mp_remove_if_q<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
+                                detail::in_list<R>>;
 
 /// The axes of L whose names R also has, in L's order, unified with R's.
 template <class L, class R>
-using axes_intersection = boost::mp11::mp_copy_if_q<
-    boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>, detail::in_list<R>>;
+using axes_intersection =
+    boost::mp11::mp_copy_if_q<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
+                              detail::in_list<R>>;
 
 /// Whether L and R name the same axes, in any order (R is a permutation of L). Shared axes must
 /// agree.
 template <class L, class R>
 inline constexpr bool axes_same_set_v =
-    boost::mp11::mp_size<L>::value == boost::mp11::mp_size<R>::value &&
-    boost::mp11::mp_size<axes_union<L, R>>::value == boost::mp11::mp_size<L>::value;
+    boost::mp11::mp_size<L>::value ==
+    boost::mp11::mp_size<R>::value&& boost::mp11::mp_size<axes_union<L, R>>::value ==
+    boost::mp11::mp_size<L>::value;
 template <class L, class R>
 using axes_same_set = boost::mp11::mp_bool<axes_same_set_v<L, R>>;
 

@@ -23,7 +23,9 @@ class axis_name {
 
   bool empty() const noexcept { return text_ == nullptr; }
   explicit operator bool() const noexcept { return text_ != nullptr; }
-  std::string_view view() const noexcept { return text_ ? std::string_view(*text_) : std::string_view(); }
+  std::string_view view() const noexcept {
+    return text_ ? std::string_view(*text_) : std::string_view();
+  }
   operator std::string_view() const noexcept { return view(); }  // NOLINT
 
   friend bool operator==(axis_name a, axis_name b) noexcept { return a.text_ == b.text_; }

@@ -3,10 +3,12 @@
 // defined; nax raises a static mistake by naming one, so the compiler's first error line spells
 // the problem, the axis and the extents, e.g. with g++ 12:
 //   error: invalid application of 'sizeof' to incomplete type
-//   'nax::error::axis_static_extents_differ<nax::error::name<nax::fixed_string<6>{"hidden"}>, 768, 512>'
+//   'nax::error::axis_static_extents_differ<nax::error::name<nax::fixed_string<6>{"hidden"}>, 768,
+//   512>'
 // clang 14 says "implicit instantiation of undefined template" and prints class-type template
 // arguments as numbers, so there the name is spelled as a list of characters instead:
-//   'nax::error::axis_static_extents_differ<nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>, 768, 512>'
+//   'nax::error::axis_static_extents_differ<nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>, 768,
+//   512>'
 
 #include <cstddef>
 #include <utility>

@@ -37,12 +37,12 @@ class dim {
     }
     extent_ = static_cast<std::size_t>(extent);
   }
-  constexpr dim(dynamic_t) noexcept {}                                        // NOLINT
-  dim(bound_t b) : bound_(checked_bound(b.max)) {}                            // NOLINT
-  dim(axis_name name) noexcept : name_(name) {}                               // NOLINT
-  dim(std::string_view name) : name_(name) {}                                 // NOLINT
-  dim(const char* name) : name_(name) {}                                      // NOLINT
-  dim(const std::string& name) : name_(name) {}                               // NOLINT
+  constexpr dim(dynamic_t) noexcept {}              // NOLINT
+  dim(bound_t b) : bound_(checked_bound(b.max)) {}  // NOLINT
+  dim(axis_name name) noexcept : name_(name) {}     // NOLINT
+  dim(std::string_view name) : name_(name) {}       // NOLINT
+  dim(const char* name) : name_(name) {}            // NOLINT
+  dim(const std::string& name) : name_(name) {}     // NOLINT
 
   /// A named dynamic dimension whose extent is at most `bound`.
   static dim bounded(axis_name name, std::size_t bound) {
@@ -71,10 +71,12 @@ class dim {
   /// is static with another extent or `value` is above its bound.
   dim resolved(std::size_t value) const {
     if (is_static()) {
-      if (value != extent_) detail::throw_shape_error(describe(), " is static with extent ", extent_, ", got ", value);
+      if (value != extent_)
+        detail::throw_shape_error(describe(), " is static with extent ", extent_, ", got ", value);
       return *this;
     }
-    if (value > bound_) detail::throw_shape_error(describe(), ": extent ", value, " exceeds its bound ", bound_);
+    if (value > bound_)
+      detail::throw_shape_error(describe(), ": extent ", value, " exceeds its bound ", bound_);
     return named(name_, value);
   }
 
@@ -89,7 +91,8 @@ class dim {
 
   /// "axis 'batch'" or "an unnamed dimension", for messages.
   std::string describe() const {
-    return has_name() ? detail::message("axis '", name_.view(), "'") : std::string("an unnamed dimension");
+    return has_name() ? detail::message("axis '", name_.view(), "'")
+                      : std::string("an unnamed dimension");
   }
 
   friend bool operator==(const dim& a, const dim& b) noexcept {

@@ -27,9 +27,12 @@ constexpr std::string_view name(dtype t) noexcept {
 /// Bytes per element.
 constexpr std::size_t size_of(dtype t) noexcept {
   switch (t) {
-    case dtype::f32: case dtype::i32: return 4;
-    case dtype::f64: case dtype::i64: return 8;
-    case dtype::u8: case dtype::boolean: return 1;
+    case dtype::f32:
+    case dtype::i32: return 4;
+    case dtype::f64:
+    case dtype::i64: return 8;
+    case dtype::u8:
+    case dtype::boolean: return 1;
   }
   return 0;
 }
@@ -47,12 +50,30 @@ struct dtype_of_impl {
   // An error here means T has no nax::dtype: use float, double, int32_t, int64_t, uint8_t or bool.
   static_assert(sizeof(T) == 0, "nax::dtype_of: no dtype for this element type");
 };
-template <> struct dtype_of_impl<float> { static constexpr dtype value = dtype::f32; };
-template <> struct dtype_of_impl<double> { static constexpr dtype value = dtype::f64; };
-template <> struct dtype_of_impl<std::int32_t> { static constexpr dtype value = dtype::i32; };
-template <> struct dtype_of_impl<std::int64_t> { static constexpr dtype value = dtype::i64; };
-template <> struct dtype_of_impl<std::uint8_t> { static constexpr dtype value = dtype::u8; };
-template <> struct dtype_of_impl<bool> { static constexpr dtype value = dtype::boolean; };
+template <>
+struct dtype_of_impl<float> {
+  static constexpr dtype value = dtype::f32;
+};
+template <>
+struct dtype_of_impl<double> {
+  static constexpr dtype value = dtype::f64;
+};
+template <>
+struct dtype_of_impl<std::int32_t> {
+  static constexpr dtype value = dtype::i32;
+};
+template <>
+struct dtype_of_impl<std::int64_t> {
+  static constexpr dtype value = dtype::i64;
+};
+template <>
+struct dtype_of_impl<std::uint8_t> {
+  static constexpr dtype value = dtype::u8;
+};
+template <>
+struct dtype_of_impl<bool> {
+  static constexpr dtype value = dtype::boolean;
+};
 }  // namespace detail
 
 /// The dtype of a C++ element type: `nax::dtype_of<float> == nax::dtype::f32`.

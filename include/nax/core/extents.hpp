@@ -60,14 +60,11 @@ class extents {
   static constexpr std::array<std::string_view, rank_> names() noexcept { return {Axes::name...}; }
 
   /// All-static extents need no values.
-  constexpr extents() noexcept
-    requires(rank_dynamic_ == 0)
-  = default;
+  constexpr extents() noexcept requires(rank_dynamic_ == 0) = default;
 
   /// From axis values, by name, in any order.
   template <axis_type... Given>
-    requires(sizeof...(Given) > 0)
-  constexpr explicit extents(Given... given) {
+  requires(sizeof...(Given) > 0) constexpr explicit extents(Given... given) {
     // An error here means an axis value was given that this list does not have.
     static_assert((detail::require<axes_contains_v<axes_type, Given>,
                                    error::axis_not_in_list<detail::axis_diagnostic_name<Given>>> &&
@@ -75,10 +72,9 @@ class extents {
     // An error here means the same axis was given twice.
     static_assert(check_unique_axes<axes<Given...>>);
     // An error here means a dynamic axis of the list was not given its extent.
-    static_assert((detail::require<!Axes::is_dynamic || axes_contains_v<axes<Given...>, Axes>,
-                                   error::missing_extent_of_dynamic_axis<
-                                       detail::axis_diagnostic_name<Axes>>> &&
-                   ...));
+    static_assert(
+        (detail::require < !Axes::is_dynamic || axes_contains_v<axes<Given...>, Axes>,
+         error::missing_extent_of_dynamic_axis < detail::axis_diagnostic_name < Axes >>> &&...));
     (set(given), ...);
   }
 

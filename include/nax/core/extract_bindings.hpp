@@ -42,15 +42,14 @@ inline std::size_t extract_into(const shape& pattern, const shape& concrete, bin
     throw_shape_error("dtype mismatch: pattern ", pattern.to_string(), " is ",
                       name(pattern.dtype()), ", got ", concrete.to_string());
   if (pattern.rank() != concrete.rank())
-    throw_shape_error("rank mismatch: pattern ", pattern.to_string(), " has rank ",
-                      pattern.rank(), ", got ", concrete.to_string(), " with rank ",
-                      concrete.rank());
+    throw_shape_error("rank mismatch: pattern ", pattern.to_string(), " has rank ", pattern.rank(),
+                      ", got ", concrete.to_string(), " with rank ", concrete.rank());
   for (std::size_t i = 0; i < pattern.rank(); ++i) {
     const dim& p = pattern[i];
     const dim& c = concrete[i];
     if (c.is_dynamic())
-      throw_shape_error("the shape given, ", concrete.to_string(), ", is not concrete: ",
-                        where(c, i), " is dynamic");
+      throw_shape_error("the shape given, ", concrete.to_string(),
+                        ", is not concrete: ", where(c, i), " is dynamic");
     if (p.has_name() && c.has_name() && p.name() != c.name())
       throw_shape_error("dimension ", i, " is axis '", p.name().view(),
                         "' in the pattern but axis '", c.name().view(), "' in the shape given");
@@ -83,8 +82,9 @@ inline bindings extract_bindings(const shape& pattern, const shape& concrete) {
   bindings out;
   const std::size_t i = detail::extract_into(pattern, concrete, out);
   if (i < pattern.rank())
-    detail::throw_shape_error("axis '", pattern[i].name().view(), "' has conflicting values: ",
-                              *out.find(pattern[i].name()), " vs ", concrete[i].extent());
+    detail::throw_shape_error("axis '", pattern[i].name().view(),
+                              "' has conflicting values: ", *out.find(pattern[i].name()), " vs ",
+                              concrete[i].extent());
   return out;
 }
 

@@ -74,8 +74,8 @@ class shape {
     for (std::size_t i = 0; i < rank(); ++i) {
       const dim& d = dims_[i];
       if (d.is_dynamic())
-        detail::throw_shape_error("the element count of ", to_string(), " is unknown: dimension ", i,
-                                  " (", d.describe(), ") is dynamic");
+        detail::throw_shape_error("the element count of ", to_string(), " is unknown: dimension ",
+                                  i, " (", d.describe(), ") is dynamic");
       n *= d.extent();
     }
     return n;

@@ -22,10 +22,8 @@ inline void append_piece(std::string& out, const char* s) { out.append(s); }
 inline void append_piece(std::string& out, const std::string& s) { out.append(s); }
 inline void append_piece(std::string& out, char c) { out.push_back(c); }
 template <class Int>
-  requires std::is_integral_v<Int>
-inline void append_piece(std::string& out, Int v) {
-  out.append(std::to_string(v));
-}
+requires std::is_integral_v<Int>
+inline void append_piece(std::string& out, Int v) { out.append(std::to_string(v)); }
 
 template <class... Pieces>
 std::string message(const Pieces&... pieces) {

@@ -27,7 +27,9 @@ inline dim unify_dims(const dim& a, const dim& b) {
                                              ? axis_name(unify_axis_name(a.name(), b.name()))
                                              : a.name())
                                       : b.name();
-  auto subject = [&] { return name ? detail::message("axis '", name.view(), "'") : std::string("dimension"); };
+  auto subject = [&] {
+    return name ? detail::message("axis '", name.view(), "'") : std::string("dimension");
+  };
   if (a.is_static() && b.is_static()) {
     if (a.extent() != b.extent())
       detail::throw_shape_error(subject(), " mismatch: ", a.extent(), " vs ", b.extent());
@@ -51,7 +53,8 @@ inline dim unify_dims(const dim& a, const dim& b) {
 /// names: 'batch' vs 'time'".
 inline shape unify_shapes(const shape& a, const shape& b) {
   auto fail = [&](const auto&... why) {
-    detail::throw_shape_error("cannot unify ", a.to_string(), " with ", b.to_string(), ": ", why...);
+    detail::throw_shape_error("cannot unify ", a.to_string(), " with ", b.to_string(), ": ",
+                              why...);
   };
   if (a.dtype() != b.dtype()) fail("dtype mismatch: ", name(a.dtype()), " vs ", name(b.dtype()));
   if (a.rank() != b.rank()) fail("rank mismatch: ", a.rank(), " vs ", b.rank());

@@ -1,0 +1,15 @@
+# The README's example is examples/quickstart.cpp, verbatim (so the README shows code that is
+# built and run). Usage: cmake -DREADME=<README.md> -DEXAMPLE=<quickstart.cpp> -P readme_example.cmake
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+string(FIND "${readme}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "README.md has no ```cpp block")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "```" end)
+string(SUBSTRING "${rest}" 0 ${end} block)
+if(NOT block STREQUAL example)
+  message(FATAL_ERROR "README.md's first ```cpp block differs from ${EXAMPLE}; copy one to the other")
+endif()
