@@ -15,3 +15,14 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/core/unify.hpp>
+#include <nax/io/print.hpp>
+#include <nax/runtime/thread_pool.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/simd/math.hpp>
+#include <nax/simd/ops.hpp>
+#include <nax/typed/elementwise.hpp>
+#include <nax/typed/evaluate.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/reduce.hpp>
+#include <nax/typed/tensor.hpp>
+#include <nax/typed/tensor_view.hpp>

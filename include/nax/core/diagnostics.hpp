@@ -43,6 +43,12 @@ struct missing_extent_of_dynamic_axis;
 /// An extent known at compile time differs from the axis's static extent.
 template <class Axis, std::size_t Static, std::size_t Given>
 struct static_axis_given_other_extent;
+/// An expression has an axis that the tensor it is assigned to lacks.
+template <class Axis>
+struct expression_axis_missing_from_destination;
+/// A tensor is assigned an expression that lacks one of its axes.
+template <class Axis>
+struct destination_axis_missing_from_expression;
 /// An extent value that is not a positive integer, nax::dynamic or nax::upto(N > 0).
 template <class Axis>
 struct axis_extent_must_be_positive_integer_or_dynamic_or_upto;

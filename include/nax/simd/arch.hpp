@@ -1,0 +1,122 @@
+#pragma once
+// The SIMD vocabulary of nax: the xsimd architecture nax compiles for, vector and mask types by
+// lane type, and helpers that take scalars and vectors alike, so that each op is written once.
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+namespace nax::simd {
+
+/// The instruction set nax's kernels use. AVX2 with FMA when the compiler flags enable it, even
+/// where AVX-512 is enabled too: 256-bit vectors already saturate memory bandwidth in the
+/// elementwise kernels, avoid AVX-512's frequency drop on many CPUs, and g++ 12's AVX-512
+/// intrinsic headers raise false -Wuninitialized errors under -Werror. Otherwise the widest set
+/// the flags enable (xsimd's plain `avx2` tag has no FMA). Define NAX_SIMD_ARCH to choose,
+/// e.g. -DNAX_SIMD_ARCH=xsimd::avx512bw.
+#if defined(NAX_SIMD_ARCH)
+using arch = NAX_SIMD_ARCH;
+#elif XSIMD_WITH_FMA3_AVX2
+using arch = xsimd::fma3<xsimd::avx2>;
+#else
+using arch = xsimd::default_arch;
+#endif
+
+/// A vector of lanes of T, and the mask of a comparison between two such vectors.
+template <class T>
+using vec = xsimd::batch<T, arch>;
+template <class T>
+using mask = xsimd::batch_bool<T, arch>;
+
+/// Lanes per vector of T.
+template <class T>
+inline constexpr std::size_t width = vec<T>::size;
+
+/// Whether T is a vector or mask type (as opposed to a scalar).
+template <class T>
+inline constexpr bool is_vec_v = xsimd::is_batch<T>::value;
+template <class T>
+inline constexpr bool is_mask_v = xsimd::is_batch_bool<T>::value;
+
+// Helpers that accept scalars and vectors, so an op's body is one expression for both.
+
+template <class X>
+X select(bool m, const X& a, const X& b) {
+  return m ? a : b;
+}
+template <class T>
+vec<T> select(const mask<T>& m, const vec<T>& a, const vec<T>& b) {
+  return xsimd::select(m, a, b);
+}
+
+template <class X>
+X max(const X& a, const X& b) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::max(a, b);
+  else
+    return a < b ? b : a;
+}
+template <class X>
+X min(const X& a, const X& b) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::min(a, b);
+  else
+    return b < a ? b : a;
+}
+template <class X>
+X abs(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::abs(x);
+  else if constexpr (std::is_unsigned_v<X>)
+    return x;
+  else
+    return x < X(0) ? X(-x) : x;
+}
+template <class X>
+X sqrt(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::sqrt(x);
+  else
+    return std::sqrt(x);
+}
+template <class X>
+X fma(const X& a, const X& b, const X& c) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::fma(a, b, c);
+  else
+    return std::fma(a, b, c);
+}
+template <class X>
+X pow(const X& x, const X& y) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::pow(x, y);
+  else
+    return std::pow(x, y);
+}
+
+/// Logical operations on scalar bools and on masks.
+template <class M>
+M logical_and(const M& a, const M& b) {
+  if constexpr (is_mask_v<M>)
+    return a & b;
+  else
+    return a && b;
+}
+template <class M>
+M logical_or(const M& a, const M& b) {
+  if constexpr (is_mask_v<M>)
+    return a | b;
+  else
+    return a || b;
+}
+template <class M>
+M logical_not(const M& a) {
+  if constexpr (is_mask_v<M>)
+    return !a;
+  else
+    return !a;
+}
+
+}  // namespace nax::simd

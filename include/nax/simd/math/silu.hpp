@@ -1,0 +1,36 @@
+#pragma once
+// nax::simd::silu: x * sigmoid(x) (the swish activation) for float, double and xsimd batches.
+
+#include <type_traits>
+
+#include <nax/simd/math/lanes.hpp>
+#include <nax/simd/math/sigmoid.hpp>
+
+namespace nax::simd {
+
+namespace math_detail {
+
+// x below this gives silu(x) = -0 in S (x e^x underflows); clamping there keeps -inf * 0 out.
+template <class S>
+inline constexpr S silu_floor = std::is_same_v<S, float> ? S(-200) : S(-800);
+
+template <class V>
+V silu(const V& x) noexcept {
+  V num, den;
+  logistic_parts(x, num, den);
+  return (max_nan(silu_floor<scalar_t<V>>, x) * num) / den;
+}
+
+}  // namespace math_detail
+
+/// x * sigmoid(x), for float, double or an xsimd batch of either.
+///
+/// Error (against long double, see docs/simd_math.md): float <= 2 ulp, double <= 2 ulp,
+/// relative, for every x; silu(+inf) = +inf, silu(-inf) = -0, silu(NaN) = NaN. Scalars and
+/// each lane of a batch give the same bits.
+template <real_value V>
+V silu(V x) noexcept {
+  return math_detail::silu(x);
+}
+
+}  // namespace nax::simd

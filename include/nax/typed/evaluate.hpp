@@ -1,0 +1,272 @@
+#pragma once
+// The evaluator: one fused loop nest per assignment. Iterates in the destination's axis order
+// (so the destination is written contiguously), merges axes that are contiguous for every
+// operand (so a dense expression is one long loop), runs the innermost axis in SIMD vectors with
+// a padded tail, and splits rows (or, for few rows, chunks of the inner axis) over the thread
+// pool. Operands broadcast along the inner axis are splatted once per row.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/runtime/thread_pool.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/tensor.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax {
+namespace detail {
+
+template <std::size_t R>
+using strides_t = std::array<std::ptrdiff_t, (R > 0 ? R : 1)>;
+
+/// The loop nest after merging axes: extents outer to inner, and the row count.
+template <std::size_t R>
+struct loop_shape {
+  std::array<std::size_t, (R > 0 ? R : 1)> extent{};
+  std::size_t rank = 1;  // effective rank (>= 1)
+  std::size_t inner() const { return extent[rank - 1]; }
+  std::size_t rows() const {
+    std::size_t r = 1;
+    for (std::size_t j = 0; j + 1 < rank; ++j) r *= extent[j];
+    return r;
+  }
+};
+
+// Merges destination axes k and k+1 wherever every participant (destination and operands)
+// steps through them as one (stride[k] == stride[k+1] * extent[k+1]); axes of extent 1 always
+// merge. Rewrites each participant's strides to the merged axes, outer to inner.
+template <std::size_t R, class Visit>
+loop_shape<R> coalesce(const std::array<std::size_t, (R > 0 ? R : 1)>& ext, Visit&& participants) {
+  loop_shape<R> shape;
+  if constexpr (R == 0) {
+    shape.extent[0] = 1;
+    participants([&](auto& s) { s[0] = 0; });
+    return shape;
+  } else {
+    // group[k]: the merged axis that destination axis k belongs to, counted from the inner end.
+    std::array<std::size_t, R> group{};
+    std::array<std::size_t, R> merged_extent{};
+    std::size_t groups = 1;
+    group[R - 1] = 0;
+    merged_extent[0] = ext[R - 1];
+    std::size_t inner_of_group = R - 1;
+    for (std::size_t k = R - 1; k-- > 0;) {
+      bool merge = ext[k] == 1;
+      if (!merge) {
+        merge = true;
+        participants([&](const auto& s) {
+          if (s[k] != s[inner_of_group] * static_cast<std::ptrdiff_t>(merged_extent[groups - 1]))
+            merge = false;
+        });
+      }
+      if (merge) {
+        group[k] = groups - 1;
+        merged_extent[groups - 1] *= ext[k];
+      } else {
+        group[k] = groups;
+        merged_extent[groups] = ext[k];
+        inner_of_group = k;
+        ++groups;
+      }
+    }
+    // Innermost original axis of each group gives the group's stride.
+    std::array<std::size_t, R> inner_axis{};
+    for (std::size_t k = R; k-- > 0;)
+      if (k == R - 1 || group[k] != group[k + 1]) inner_axis[group[k]] = k;
+    participants([&](auto& s) {
+      const auto old = s;
+      for (std::size_t g = 0; g < groups; ++g) s[groups - 1 - g] = old[inner_axis[g]];
+    });
+    shape.rank = groups;
+    for (std::size_t g = 0; g < groups; ++g) shape.extent[groups - 1 - g] = merged_extent[g];
+    return shape;
+  }
+}
+
+template <class T, std::size_t R>
+struct destination_cursor {
+  T* base = nullptr;
+  strides_t<R> stride{};
+  T* row = nullptr;
+  std::ptrdiff_t step = 1;
+
+  template <class V>
+  void store(std::size_t i, const V& v) const {
+    T* p = row + static_cast<std::ptrdiff_t>(i) * step;
+    if (step == 1) {
+      v.store_unaligned(p);
+    } else {
+      alignas(64) T tmp[V::size];
+      v.store_aligned(tmp);
+      for (std::size_t j = 0; j < V::size; ++j) p[static_cast<std::ptrdiff_t>(j) * step] = tmp[j];
+    }
+  }
+  template <class V>
+  void store_tail(std::size_t i, std::size_t n, const V& v) const {
+    T* p = row + static_cast<std::ptrdiff_t>(i) * step;
+    alignas(64) T tmp[V::size];
+    v.store_aligned(tmp);
+    for (std::size_t j = 0; j < n; ++j) p[static_cast<std::ptrdiff_t>(j) * step] = tmp[j];
+  }
+};
+
+template <class A, class E>
+void check_destination_extent(const E& e, std::size_t destination) {
+  if constexpr (axes_contains_v<typename E::axes_type, A>) {
+    const std::size_t own = e.template extent<A>();
+    if (own != destination)
+      throw_shape_error("axis '", A::name, "' mismatch: destination has ", destination,
+                        ", expression has ", own);
+  }
+}
+
+template <std::size_t R>
+std::ptrdiff_t row_offset(const strides_t<R>& s, const std::size_t* idx, std::size_t outer) {
+  std::ptrdiff_t off = 0;
+  for (std::size_t j = 0; j < outer; ++j) off += static_cast<std::ptrdiff_t>(idx[j]) * s[j];
+  return off;
+}
+
+// Byte range [lo, hi) that a strided layout touches (strides are non-negative).
+template <std::size_t R>
+std::pair<std::uintptr_t, std::uintptr_t> byte_range(
+    const void* base, const strides_t<R>& s, const std::array<std::size_t, (R > 0 ? R : 1)>& ext,
+    std::size_t elem) {
+  std::size_t last = 0;
+  for (std::size_t k = 0; k < R; ++k) last += (ext[k] - 1) * static_cast<std::size_t>(s[k]);
+  const auto lo = reinterpret_cast<std::uintptr_t>(base);
+  return {lo, lo + (last + 1) * elem};
+}
+
+/// Elements per parallel work item below which splitting does not pay.
+inline constexpr std::size_t parallel_grain_elements = 1 << 15;
+
+template <class L, class C, class T, std::size_t R>
+void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
+               std::size_t chunks_per_row, std::size_t chunk, std::size_t lo, std::size_t hi) {
+  constexpr std::size_t w = simd::width<L>;
+  const std::size_t outer = shape.rank - 1, n = shape.inner();
+  std::array<std::size_t, (R > 0 ? R : 1)> idx{};
+  for (std::size_t item = lo; item < hi; ++item) {
+    std::size_t row = item / chunks_per_row;
+    const std::size_t part = item % chunks_per_row;
+    for (std::size_t j = outer; j-- > 0;) {
+      idx[j] = row % shape.extent[j];
+      row /= shape.extent[j];
+    }
+    c.for_each_leaf(
+        [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), outer)); });
+    d.row = d.base + row_offset<R>(d.stride, idx.data(), outer);
+    const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
+    std::size_t i = begin;
+    for (; i + w <= end; i += w) d.store(i, c.template load<L>(i));
+    if (i < end) d.store_tail(i, end - i, c.template load_tail<L>(i, end - i));
+  }
+}
+
+/// dst = e, where e's axes are a permutation of dst's or of some of them (e is broadcast over
+/// the others). Checks every extent first and throws
+/// nax::shape_error naming the axis before anything is written. Reading dst itself in place is
+/// fine; reading it through another layout (a permuted or shifted view) goes through a
+/// temporary.
+template <class T, class... D, class E>
+void assign(const tensor_view<T, D...>& dst, const E& e) {
+  using dst_axes = axes<D...>;
+  using V = std::remove_const_t<T>;
+  static_assert(check_assignable<dst_axes, typename E::axes_type, false>());
+  // An error here means the expression's element type differs from the destination's: convert
+  // it with nax::cast<U>(e).
+  static_assert(std::is_same_v<typename E::value_type, V>,
+                "nax: assigning an expression of another element type; use nax::cast<U>(e)");
+  constexpr std::size_t R = sizeof...(D);
+
+  std::array<std::size_t, (R > 0 ? R : 1)> ext{};
+  if constexpr (R > 0) {
+    std::size_t k = 0;
+    ((ext[k] = dst.template extent<D>(), check_destination_extent<D>(e, ext[k]), ++k), ...);
+    for (std::size_t x : ext)
+      if (x == 0) return;
+  } else {
+    ext[0] = 1;
+  }
+
+  auto c = e.template cursor<dst_axes>();
+  destination_cursor<V, R> d;
+  d.base = dst.data();
+  for (std::size_t k = 0; k < R; ++k) d.stride[k] = dst.strides()[k];
+
+  // Aliasing: an operand overlapping the destination must read each element where it writes it.
+  bool aliased = false;
+  const auto dst_bytes = byte_range<R>(d.base, d.stride, ext, sizeof(V));
+  c.for_each_leaf([&](const auto& leaf) {
+    using LT = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+    const auto r = byte_range<R>(leaf.base, leaf.stride, ext, sizeof(LT));
+    const bool overlap = r.first < dst_bytes.second && dst_bytes.first < r.second;
+    if (overlap && (static_cast<const void*>(leaf.base) != static_cast<const void*>(d.base) ||
+                    !std::equal(d.stride.begin(), d.stride.begin() + R, leaf.stride.begin())))
+      aliased = true;
+  });
+  if (aliased) {
+    tensor<V, D...> tmp(dst.extents());
+    assign(tmp.view(), e);
+    assign(dst, tmp.view());
+    return;
+  }
+
+  const loop_shape<R> shape = coalesce<R>(ext, [&](auto&& f) {
+    f(d.stride);
+    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+  });
+  d.step = d.stride[shape.rank - 1];
+  c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
+
+  using lane =
+      resolve_lane<std::conditional_t<std::is_same_v<V, bool>, float, V>, typename E::lane_type>;
+  constexpr std::size_t w = simd::width<lane>;
+  const std::size_t rows = shape.rows(), n = shape.inner();
+  const std::size_t threads = num_threads();
+  std::size_t chunks_per_row = 1;
+  if (rows < 4 * threads && n >= 2 * parallel_grain_elements)
+    chunks_per_row =
+        std::min<std::size_t>((4 * threads + rows - 1) / rows, n / parallel_grain_elements);
+  std::size_t chunk = (n + chunks_per_row - 1) / chunks_per_row;
+  chunk = (chunk + w - 1) / w * w;
+  const std::size_t items = rows * chunks_per_row;
+  const std::size_t item_elements = std::max<std::size_t>(1, std::min(n, chunk));
+  const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / item_elements);
+  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+    run_items<lane>(c, d, shape, chunks_per_row, chunk, lo, hi);
+  });
+}
+
+}  // namespace detail
+
+namespace detail {
+template <class T, class L>
+struct tensor_over;
+template <class T, class... A>
+struct tensor_over<T, axes<A...>> {
+  using type = tensor<T, A...>;
+};
+}  // namespace detail
+
+/// The tensor type of T over an axis list: `tensor_of<float, axes<batch, hidden>>`.
+template <class T, class L>
+using tensor_of = typename detail::tensor_over<T, L>::type;
+
+/// The value of an expression as a tensor with the expression's own axis order.
+template <expression E>
+auto eval(const E& e) {
+  return tensor_of<typename E::value_type, typename E::axes_type>(e);
+}
+
+}  // namespace nax

@@ -1,0 +1,291 @@
+#pragma once
+// Reductions over named axes: sum, mean, max, min. The input expression is evaluated inside the
+// reduction loop (no temporary for it), in vectors along whichever axis is contiguous: across
+// the reduced axis (vector accumulators, combined at the end) when it is innermost, else along
+// the kept inner axis (each output chunk accumulated while it sits in L1). The result is a
+// tensor over the remaining axes, in the input's order; in a larger expression
+// (`x - max<hidden>(x)`) it is computed once and read like any tensor.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/runtime/thread_pool.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/typed/evaluate.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/tensor.hpp>
+
+namespace nax {
+namespace reducers {
+
+struct sum {
+  static constexpr std::string_view name = "sum";
+  template <class T>
+  static constexpr T identity() {
+    return T(0);
+  }
+  template <class X>
+  static X combine(const X& a, const X& b) {
+    return a + b;
+  }
+};
+struct max {
+  static constexpr std::string_view name = "max";
+  template <class T>
+  static constexpr T identity() {
+    if constexpr (std::numeric_limits<T>::has_infinity)
+      return -std::numeric_limits<T>::infinity();
+    else
+      return std::numeric_limits<T>::lowest();
+  }
+  template <class X>
+  static X combine(const X& a, const X& b) {
+    return simd::max(a, b);
+  }
+};
+struct min {
+  static constexpr std::string_view name = "min";
+  template <class T>
+  static constexpr T identity() {
+    if constexpr (std::numeric_limits<T>::has_infinity)
+      return std::numeric_limits<T>::infinity();
+    else
+      return std::numeric_limits<T>::max();
+  }
+  template <class X>
+  static X combine(const X& a, const X& b) {
+    return simd::min(a, b);
+  }
+};
+
+}  // namespace reducers
+
+namespace detail {
+
+template <class L>
+struct extents_over;
+template <class... A>
+struct extents_over<axes<A...>> {
+  template <class E>
+  static nax::extents<A...> of(const E& e) {
+    return nax::extents<A...>(axis<A::fixed_name, dynamic>(e.template extent<A>())...);
+  }
+};
+
+template <class R, class T>
+T reduce_lanes(const simd::vec<T>& v) {
+  alignas(64) T lanes[simd::width<T>];
+  v.store_aligned(lanes);
+  T acc = lanes[0];
+  for (std::size_t j = 1; j < simd::width<T>; ++j) acc = R::combine(acc, lanes[j]);
+  return acc;
+}
+
+// Lanes j >= n of v replaced by the identity (a padded tail must not change the result).
+template <class R, class T>
+simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
+  alignas(64) T lanes[simd::width<T>];
+  v.store_aligned(lanes);
+  for (std::size_t j = n; j < simd::width<T>; ++j) lanes[j] = R::template identity<T>();
+  return simd::vec<T>::load_aligned(lanes);
+}
+
+template <std::size_t R>
+void split_index(std::size_t flat, const std::size_t* extent, std::size_t count, std::size_t* idx) {
+  for (std::size_t j = count; j-- > 0;) {
+    idx[j] = flat % extent[j];
+    flat /= extent[j];
+  }
+}
+
+template <std::size_t R>
+std::size_t element_count(const std::array<std::size_t, R>& ext) {
+  std::size_t n = 1;
+  for (std::size_t x : ext) n *= x;
+  return n;
+}
+
+template <class Red, class V, class E, class Kept, class Reduced>
+void reduce_into(const E& e, tensor_of<V, Kept>& out) {
+  constexpr bool inner_reduced =
+      axes_contains_v<Reduced, boost::mp11::mp_back<typename E::axes_type>>;
+  // Loop order: kept axes then reduced ones when the innermost input axis is reduced (each
+  // output element is one run of the loop), else reduced then kept (the inner axis is kept).
+  using order = std::conditional_t<inner_reduced, boost::mp11::mp_append<Kept, Reduced>,
+                                   boost::mp11::mp_append<Reduced, Kept>>;
+  constexpr std::size_t R = boost::mp11::mp_size<order>::value;
+  std::array<std::size_t, R> ext{};
+  boost::mp11::mp_for_each<boost::mp11::mp_iota_c<R>>([&](auto k) {
+    ext[k] = e.template extent<boost::mp11::mp_at_c<order, decltype(k)::value>>();
+  });
+
+  auto c = e.template cursor<order>();
+  destination_cursor<V, R> d;
+  d.base = out.data();
+  {
+    const auto own = row_major_strides(out.extents());
+    boost::mp11::mp_for_each<boost::mp11::mp_iota_c<R>>([&](auto k) {
+      using A = boost::mp11::mp_at_c<order, decltype(k)::value>;
+      if constexpr (axes_contains_v<Kept, A>)
+        d.stride[k] = own[axes_index_of_v<Kept, A>];
+      else
+        d.stride[k] = 0;
+    });
+  }
+  const loop_shape<R> shape = coalesce<R>(ext, [&](auto&& f) {
+    f(d.stride);
+    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+  });
+  c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
+  // Merged axes never mix kept and reduced ones (the output strides differ), so the kept axes
+  // are a prefix (inner_reduced) or a suffix of the merged ones.
+  std::size_t kept_dims = 0;
+  for (std::size_t j = 0; j < shape.rank; ++j) kept_dims += d.stride[j] != 0;
+  const std::size_t n = shape.inner();
+  constexpr std::size_t w = simd::width<V>;
+  using vec = simd::vec<V>;
+
+  auto run = [&](auto cur, std::size_t lo, std::size_t hi) {
+    std::array<std::size_t, (R > 0 ? R : 1)> idx{};
+    auto position = [&] {
+      cur.for_each_leaf([&](auto& leaf) {
+        leaf.start_row(row_offset<R>(leaf.stride, idx.data(), shape.rank - 1));
+      });
+      return d.base + row_offset<R>(d.stride, idx.data(), shape.rank - 1);
+    };
+    if constexpr (inner_reduced) {
+      // Work items are output elements; each reduces all its reduced rows.
+      std::size_t reduced_rows = 1;
+      for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
+      for (std::size_t item = lo; item < hi; ++item) {
+        split_index<R>(item, shape.extent.data(), kept_dims, idx.data());
+        vec acc0(Red::template identity<V>()), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+        V* target = nullptr;
+        for (std::size_t r = 0; r < reduced_rows; ++r) {
+          split_index<R>(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
+                         idx.data() + kept_dims);
+          target = position();
+          std::size_t i = 0;
+          for (; i + 4 * w <= n; i += 4 * w) {
+            acc0 = Red::combine(acc0, cur.template load<V>(i));
+            acc1 = Red::combine(acc1, cur.template load<V>(i + w));
+            acc2 = Red::combine(acc2, cur.template load<V>(i + 2 * w));
+            acc3 = Red::combine(acc3, cur.template load<V>(i + 3 * w));
+          }
+          for (; i + w <= n; i += w) acc0 = Red::combine(acc0, cur.template load<V>(i));
+          if (i < n)
+            acc1 = Red::combine(acc1, keep_first<Red>(cur.template load_tail<V>(i, n - i), n - i));
+        }
+        const vec acc = Red::combine(Red::combine(acc0, acc1), Red::combine(acc2, acc3));
+        *target = Red::combine(*target, reduce_lanes<Red>(acc));
+      }
+    } else {
+      // Work items are (kept outer row, chunk of the inner axis); each accumulates its chunk
+      // of the output over all reduced rows.
+      const std::size_t reduced_dims = shape.rank - kept_dims;
+      std::size_t reduced_rows = 1;
+      for (std::size_t j = 0; j < reduced_dims; ++j) reduced_rows *= shape.extent[j];
+      const std::size_t chunk = std::max<std::size_t>(w, std::min<std::size_t>(n, 1024) / w * w);
+      const std::size_t chunks = (n + chunk - 1) / chunk;
+      for (std::size_t item = lo; item < hi; ++item) {
+        const std::size_t kept_row = item / chunks, part = item % chunks;
+        split_index<R>(kept_row, shape.extent.data() + reduced_dims, kept_dims - 1,
+                       idx.data() + reduced_dims);
+        const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
+        for (std::size_t r = 0; r < reduced_rows; ++r) {
+          split_index<R>(r, shape.extent.data(), reduced_dims, idx.data());
+          V* target = position();
+          std::size_t i = begin;
+          for (; i + w <= end; i += w) {
+            const vec v =
+                Red::combine(vec::load_unaligned(target + i), cur.template load<V>(i));
+            v.store_unaligned(target + i);
+          }
+          for (; i < end; ++i) target[i] = Red::combine(target[i], cur.scalar(i));
+        }
+      }
+    }
+  };
+
+  std::size_t items;
+  if constexpr (inner_reduced) {
+    items = 1;
+    for (std::size_t j = 0; j < kept_dims; ++j) items *= shape.extent[j];
+  } else {
+    const std::size_t chunk = std::max<std::size_t>(w, std::min<std::size_t>(n, 1024) / w * w);
+    items = (n + chunk - 1) / chunk;
+    for (std::size_t j = shape.rank - kept_dims; j + 1 < shape.rank; ++j) items *= shape.extent[j];
+  }
+  const std::size_t per_item =
+      std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
+  const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
+  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+    run(c, lo, hi);
+  });
+}
+
+template <class Red, bool Mean, class... Axes, class X>
+auto reduce(X&& x) {
+  using E = expression_of<X>;
+  using V = typename E::value_type;
+  using in_axes = typename E::axes_type;
+  using reduced_request = axes<Axes...>;
+  // An error here means a reduced axis is not an axis of the expression.
+  static_assert((require<axes_contains_v<in_axes, Axes>,
+                         error::axis_not_in_list<axis_diagnostic_name<Axes>>> &&
+                 ...));
+  static_assert(check_unique_axes<reduced_request>);
+  static_assert(!std::is_same_v<V, bool>, "nax: reduce a bool expression after nax::cast<int>(e)");
+  using Kept = axes_difference<in_axes, reduced_request>;
+  using Reduced = axes_intersection<in_axes, reduced_request>;
+
+  const E e = as_expression<V>(std::forward<X>(x));
+  tensor_of<V, Kept> out(extents_over<Kept>::of(e));
+  std::size_t count = 1;
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, Reduced>>(
+      [&](auto id) { count *= e.template extent<typename decltype(id)::type>(); });
+  if (count == 0 && !std::is_same_v<Red, reducers::sum>)
+    throw_shape_error("nax::", Red::name, " over an empty axis: there is no ", Red::name,
+                      " of no elements");
+  out.fill(Red::template identity<V>());
+  if (out.size() != 0 && count != 0) reduce_into<Red, V, E, Kept, Reduced>(e, out);
+  if constexpr (Mean) {
+    if (count == 0)
+      throw_shape_error("nax::mean over an empty axis: there is no mean of no elements");
+    out /= static_cast<V>(count);
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// The sum over the named axes; a tensor over the remaining axes, in the input's order.
+template <class... Axes, class X>
+requires(sizeof...(Axes) > 0 && expression<X>) auto sum(X&& x) {
+  return detail::reduce<reducers::sum, false, Axes...>(std::forward<X>(x));
+}
+/// The mean over the named axes (the sum divided by the number of reduced elements).
+template <class... Axes, class X>
+requires(sizeof...(Axes) > 0 && expression<X>) auto mean(X&& x) {
+  return detail::reduce<reducers::sum, true, Axes...>(std::forward<X>(x));
+}
+/// The largest element over the named axes (nax::shape_error over an empty axis).
+template <class... Axes, class X>
+requires(sizeof...(Axes) > 0 && expression<X>) auto max(X&& x) {
+  return detail::reduce<reducers::max, false, Axes...>(std::forward<X>(x));
+}
+/// The smallest element over the named axes (nax::shape_error over an empty axis).
+template <class... Axes, class X>
+requires(sizeof...(Axes) > 0 && expression<X>) auto min(X&& x) {
+  return detail::reduce<reducers::min, false, Axes...>(std::forward<X>(x));
+}
+
+}  // namespace nax

@@ -1,0 +1,167 @@
+#pragma once
+// nax::tensor: an owning, 64-byte aligned, row-major tensor over named axes.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <span>
+#include <type_traits>
+
+#include <nax/core/axis.hpp>
+#include <nax/core/axis_list.hpp>
+#include <nax/core/extents.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax {
+namespace detail {
+
+struct aligned_free {
+  void operator()(void* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
+};
+
+template <class T>
+std::unique_ptr<T, aligned_free> allocate_aligned(std::size_t n) {
+  if (n == 0) return nullptr;
+  return std::unique_ptr<T, aligned_free>(
+      static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})));
+}
+
+// The extents of an expression, in the order of `Axes...` (which must be the expression's axes).
+template <class T, class... Axes>
+extents<Axes...> extents_from(const auto& e) {
+  static_assert(check_assignable<axes<Axes...>,
+                                 typename std::remove_cvref_t<decltype(e)>::axes_type, true>());
+  return extents<Axes...>(axis<Axes::fixed_name, dynamic>(e.template extent<Axes>())...);
+}
+
+}  // namespace detail
+
+/// An owning tensor of T over `Axes...`, row-major in the listed order, 64-byte aligned.
+/// Dynamic extents are given by name, in any order: `tensor<float, batch, seq, hidden> x(batch(32),
+/// seq(128))`. Elements start uninitialized (use fill, or construct from values or an expression).
+template <class T, axis_type... Axes>
+class tensor : public detail::leaf_expression<tensor<T, Axes...>> {
+  static_assert(std::is_trivially_copyable_v<T>, "nax::tensor holds trivially copyable elements");
+  static_assert(check_unique_axes<axes<Axes...>>);
+
+ public:
+  using value_type = T;
+  using axes_type = axes<Axes...>;
+  using extents_type = nax::extents<Axes...>;
+  using lane_type = detail::lane_of_value<T>;
+  static constexpr std::size_t rank = sizeof...(Axes);
+
+  /// All-static tensors need no extents.
+  tensor() requires(extents_type::rank_dynamic() == 0) : tensor(extents_type()) {}
+  /// Dynamic extents by name (a missing one is a compile error naming it).
+  template <axis_type... Given>
+  requires(sizeof...(Given) > 0) explicit tensor(Given... given) : tensor(extents_type(given...)) {}
+  explicit tensor(const extents_type& e)
+      : extents_(e), data_(detail::allocate_aligned<T>(e.size())) {}
+
+  /// Values in row-major order; their count must be the tensor's size.
+  template <axis_type... Given>
+  tensor(std::span<const T> values, Given... given) : tensor(given...) {
+    if (values.size() != size())
+      detail::throw_shape_error("a tensor of ", extents_.to_string(), " needs ", size(),
+                                " values, got ", values.size());
+    std::copy(values.begin(), values.end(), data());
+  }
+
+  /// The value of an expression whose axes are a permutation of this tensor's.
+  template <expression E>
+  requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
+      tensor(const E& e)  // NOLINT: implicit, so that `tensor<...> y = x * 2;` works
+      : tensor(detail::extents_from<T, Axes...>(e)) {
+    detail::assign(view(), e);
+  }
+
+  tensor(const tensor& other) : tensor(other.extents_) {
+    if (size()) std::memcpy(data(), other.data(), size() * sizeof(T));
+  }
+  tensor(tensor&&) noexcept = default;
+  tensor& operator=(tensor&& other) noexcept = default;
+  tensor& operator=(const tensor& other) {
+    if (this != &other) view() = other.view();
+    return *this;
+  }
+
+  /// Evaluates an expression (or a broadcast scalar) into this tensor, with one fused loop. The
+  /// expression's axes must be a permutation of this tensor's, with the same extents
+  /// (nax::shape_error otherwise, and the tensor is left untouched).
+  template <class E>
+  requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>) tensor& operator=(const E& e) {
+    view() = e;
+    return *this;
+  }
+  template <class E>
+  tensor& operator+=(const E& e) {
+    view() += e;
+    return *this;
+  }
+  template <class E>
+  tensor& operator-=(const E& e) {
+    view() -= e;
+    return *this;
+  }
+  template <class E>
+  tensor& operator*=(const E& e) {
+    view() *= e;
+    return *this;
+  }
+  template <class E>
+  tensor& operator/=(const E& e) {
+    view() /= e;
+    return *this;
+  }
+
+  const extents_type& extents() const noexcept { return extents_; }
+  std::size_t size() const noexcept { return extents_.size(); }
+  std::size_t extent(std::size_t i) const noexcept { return extents_.extent(i); }
+  template <class A>
+  std::size_t extent() const noexcept {
+    return extents_.template extent<A>();
+  }
+  T* data() noexcept { return data_.get(); }
+  const T* data() const noexcept { return data_.get(); }
+  T* begin() noexcept { return data(); }
+  T* end() noexcept { return data() + size(); }
+  const T* begin() const noexcept { return data(); }
+  const T* end() const noexcept { return data() + size(); }
+
+  /// Element at positional indices, one per axis in the listed order.
+  template <std::integral... I>
+  requires(sizeof...(I) == rank) T& operator()(I... index) noexcept { return view()(index...); }
+  template <std::integral... I>
+  requires(sizeof...(I) == rank) const T& operator()(I... index) const noexcept {
+    return view()(index...);
+  }
+
+  void fill(const T& value) { std::fill(begin(), end(), value); }
+
+  tensor_view<T, Axes...> view() noexcept { return {data(), extents_}; }
+  tensor_view<const T, Axes...> view() const noexcept { return {data(), extents_}; }
+
+  // Expression protocol (see expression.hpp).
+  template <class D>
+  auto cursor() const {
+    return view().template cursor<D>();
+  }
+
+ private:
+  extents_type extents_;
+  std::unique_ptr<T, detail::aligned_free> data_;
+};
+
+namespace detail {
+template <class T, class... Axes>
+inline constexpr bool is_owning_tensor_v<tensor<T, Axes...>> = true;
+}  // namespace detail
+
+}  // namespace nax
+
+#include <nax/typed/evaluate.hpp>

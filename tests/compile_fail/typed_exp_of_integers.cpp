@@ -1,0 +1,18 @@
+// exp of an integer tensor.
+// expect: needs floating-point elements
+#include <nax/typed/elementwise.hpp>
+#include <nax/typed/tensor.hpp>
+
+#include <cstdint>
+
+using batch = nax::axis<"batch">;
+int main() {
+  nax::tensor<std::int32_t, batch> x(batch{2});
+  x.fill(1);
+#ifdef NAX_COMPILE_FAIL
+  auto e = nax::exp(x);
+#else
+  auto e = nax::exp(nax::cast<float>(x));
+#endif
+  return static_cast<int>(e.extent<batch>()) - 2;
+}

@@ -1,0 +1,17 @@
+// float + double without a cast.
+// expect: different element types
+#include <nax/typed/elementwise.hpp>
+#include <nax/typed/tensor.hpp>
+
+using batch = nax::axis<"batch">;
+int main() {
+  nax::tensor<float, batch> x(batch{2});
+#ifdef NAX_COMPILE_FAIL
+  nax::tensor<double, batch> y(batch{2});
+  nax::tensor<float, batch> z = x + y;
+#else
+  nax::tensor<double, batch> y(batch{2});
+  nax::tensor<float, batch> z = x + nax::cast<float>(y);
+#endif
+  return static_cast<int>(z.size()) - 2;
+}

@@ -1,0 +1,42 @@
+#include <nax/simd/arch.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+TEST_CASE("vector widths follow the chosen instruction set") {
+  static_assert(nax::simd::width<float> * sizeof(float) == nax::simd::arch::alignment());
+  static_assert(nax::simd::width<double> * 2 == nax::simd::width<float>);
+  static_assert(nax::simd::is_vec_v<nax::simd::vec<float>>);
+  static_assert(!nax::simd::is_vec_v<float>);
+  static_assert(nax::simd::is_mask_v<nax::simd::mask<float>>);
+#if XSIMD_WITH_FMA3_AVX2 && !defined(NAX_SIMD_ARCH)
+  static_assert(std::is_same_v<nax::simd::arch, xsimd::fma3<xsimd::avx2>>);
+#endif
+  CHECK(nax::simd::width<std::int32_t> == nax::simd::width<float>);
+}
+
+TEST_CASE_TEMPLATE("helpers agree on scalars and vectors", T, float, double) {
+  using V = nax::simd::vec<T>;
+  const T a = T(-2.5), b = T(4);
+  CHECK(nax::simd::max(a, b) == b);
+  CHECK(nax::simd::min(a, b) == a);
+  CHECK(nax::simd::abs(a) == T(2.5));
+  CHECK(nax::simd::sqrt(b) == T(2));
+  CHECK(nax::simd::fma(a, b, T(1)) == T(-9));
+  CHECK(nax::simd::pow(b, T(0.5)) == doctest::Approx(2));
+  CHECK(nax::simd::select(true, a, b) == a);
+  const V va(a), vb(b);
+  CHECK(nax::simd::max(va, vb).get(0) == b);
+  CHECK(nax::simd::min(va, vb).get(1) == a);
+  CHECK(nax::simd::abs(va).get(0) == T(2.5));
+  CHECK(nax::simd::sqrt(vb).get(0) == T(2));
+  CHECK(nax::simd::fma(va, vb, V(T(1))).get(0) == T(-9));
+  CHECK(nax::simd::select(va < vb, va, vb).get(0) == a);
+  CHECK(nax::simd::logical_and(true, false) == false);
+  CHECK(nax::simd::logical_or(true, false) == true);
+  CHECK(nax::simd::logical_not(false) == true);
+  CHECK(nax::simd::logical_not(va < vb).get(0) == false);
+  CHECK(nax::simd::abs(std::int32_t(-3)) == 3);
+  CHECK(nax::simd::abs(std::uint8_t(3)) == 3);
+}

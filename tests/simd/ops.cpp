@@ -1,0 +1,73 @@
+// Each op's one body gives the same result on a scalar and in every lane of a vector.
+#include <nax/simd/ops.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+
+namespace {
+
+template <class T, class Op, class... Args>
+void same_on_scalar_and_vector(Args... args) {
+  using V = nax::simd::vec<T>;
+  const auto s = Op::apply(args...);
+  const auto v = Op::apply(V(args)...);
+  for (std::size_t lane = 0; lane < V::size; ++lane) {
+    INFO(Op::name);
+    if constexpr (std::is_same_v<decltype(s), const bool>) {
+      CHECK(v.get(lane) == s);
+    } else if (std::isnan(double(s))) {
+      CHECK(std::isnan(double(v.get(lane))));
+    } else {
+      CHECK(v.get(lane) == s);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("ops are one definition for scalars and vectors", T, float, double) {
+  for (T x : {T(-3.5), T(-0.25), T(0), T(0.75), T(2), T(9)}) {
+    const T y = T(1.5);
+    same_on_scalar_and_vector<T, nax::ops::add>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::sub>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::mul>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::div>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::neg>(x);
+    same_on_scalar_and_vector<T, nax::ops::abs>(x);
+    same_on_scalar_and_vector<T, nax::ops::min>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::max>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::relu>(x);
+    same_on_scalar_and_vector<T, nax::ops::exp>(x);
+    same_on_scalar_and_vector<T, nax::ops::tanh>(x);
+    same_on_scalar_and_vector<T, nax::ops::sigmoid>(x);
+    same_on_scalar_and_vector<T, nax::ops::gelu>(x);
+    same_on_scalar_and_vector<T, nax::ops::gelu_tanh>(x);
+    same_on_scalar_and_vector<T, nax::ops::silu>(x);
+    same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
+    same_on_scalar_and_vector<T, nax::ops::less>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::greater_equal>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::equal>(x, x);
+    same_on_scalar_and_vector<T, nax::ops::not_equal>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::less_equal>(x, y);
+    same_on_scalar_and_vector<T, nax::ops::greater>(x, y);
+    if (x > 0) {
+      same_on_scalar_and_vector<T, nax::ops::log>(x);
+      same_on_scalar_and_vector<T, nax::ops::sqrt>(x);
+      same_on_scalar_and_vector<T, nax::ops::rsqrt>(x);
+    }
+  }
+}
+
+TEST_CASE("op traits") {
+  static_assert(nax::ops::exp::floating_only && !nax::ops::add::floating_only);
+  static_assert(nax::ops::less::yields_bool && !nax::ops::where::yields_bool);
+  CHECK(nax::ops::where::apply(true, 1.0f, 2.0f) == 1.0f);
+  CHECK(nax::ops::logical_and::apply(true, false) == false);
+  CHECK(nax::ops::logical_or::apply(true, false) == true);
+  CHECK(nax::ops::logical_not::apply(true) == false);
+  CHECK(nax::ops::leaky_relu::apply(-2.0f, 0.5f) == -1.0f);
+  CHECK(nax::ops::pow::apply(2.0, 10.0) == 1024.0);
+  CHECK(nax::ops::rsqrt::apply(4.0) == 0.5);
+}

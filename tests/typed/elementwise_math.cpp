@@ -1,0 +1,105 @@
+// The floating-point functions of elementwise.hpp against a long double reference, over odd
+// sizes. (Arithmetic, comparisons, where and cast are in elementwise.cpp.)
+#include <nax/typed/elementwise.hpp>
+
+#include <nax/typed/tensor.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+using row = nax::axis<"row">;
+using col = nax::axis<"col">;
+
+namespace {
+
+// Deterministic values spread over [lo, hi].
+template <class T>
+void spread(T* p, std::size_t n, double lo, double hi, std::uint32_t seed) {
+  std::uint32_t s = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = static_cast<T>(lo + (hi - lo) * (s >> 8) / double(1u << 24));
+  }
+}
+
+template <class T>
+nax::tensor<T, row, col> matrix(std::size_t r, std::size_t c, double lo, double hi,
+                                std::uint32_t seed) {
+  nax::tensor<T, row, col> x(row{r}, col{c});
+  spread(x.data(), x.size(), lo, hi, seed);
+  return x;
+}
+
+template <class T>
+double tolerance() {
+  return std::is_same_v<T, float> ? 2e-6 : 1e-13;
+}
+
+bool close(double got, double want, double rel) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  return std::abs(got - want) <= rel * std::max(1.0, std::abs(want));
+}
+
+const std::array<std::array<std::size_t, 2>, 4> sizes{{{1, 1}, {1, 7}, {3, 33}, {5, 1027}}};
+
+// Checks f(x) elementwise against ref for each size.
+template <class T, class F, class Ref>
+void check_unary(F f, Ref ref, double lo, double hi, double rel) {
+  for (const auto& size : sizes) {
+    const std::size_t r = size[0], c = size[1];
+    auto x = matrix<T>(r, c, lo, hi, 7);
+    nax::tensor<T, row, col> y = f(x);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double want = ref(static_cast<long double>(x.data()[i]));
+      INFO("x = " << x.data()[i] << ", size " << r << "x" << c);
+      CHECK(close(y.data()[i], want, rel));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
+  const double tol = tolerance<T>() * 4;
+  check_unary<T>([](const auto& x) { return -x; }, [](long double v) { return double(-v); }, -5, 5,
+                 0);
+  check_unary<T>([](const auto& x) { return nax::abs(x); },
+                 [](long double v) { return double(std::fabs(v)); }, -5, 5, 0);
+  check_unary<T>([](const auto& x) { return nax::relu(x); },
+                 [](long double v) { return double(v > 0 ? v : 0); }, -5, 5, 0);
+  check_unary<T>([](const auto& x) { return nax::exp(x); },
+                 [](long double v) { return double(std::exp(v)); }, -20, 20, tol);
+  check_unary<T>([](const auto& x) { return nax::log(x); },
+                 [](long double v) { return double(std::log(v)); }, 1e-3, 1e3, tol);
+  check_unary<T>([](const auto& x) { return nax::sqrt(x); },
+                 [](long double v) { return double(std::sqrt(v)); }, 0, 100, tol);
+  check_unary<T>([](const auto& x) { return nax::rsqrt(x); },
+                 [](long double v) { return double(1 / std::sqrt(v)); }, 1e-2, 100, tol);
+  check_unary<T>([](const auto& x) { return nax::tanh(x); },
+                 [](long double v) { return double(std::tanh(v)); }, -10, 10, tol);
+  check_unary<T>([](const auto& x) { return nax::sigmoid(x); },
+                 [](long double v) { return double(1 / (1 + std::exp(-v))); }, -20, 20, tol);
+  check_unary<T>([](const auto& x) { return nax::silu(x); },
+                 [](long double v) { return double(v / (1 + std::exp(-v))); }, -20, 20, tol);
+  check_unary<T>(
+      [](const auto& x) { return nax::gelu(x); },
+      [](long double v) { return double(0.5L * v * (1 + std::erf(v / std::sqrt(2.0L)))); }, -8, 8,
+      tol);
+  check_unary<T>(
+      [](const auto& x) { return nax::gelu_tanh(x); },
+      [](long double v) {
+        return double(0.5L * v *
+                      (1 + std::tanh(0.7978845608028654L * (v + 0.044715L * v * v * v))));
+      },
+      -8, 8, tol);
+  check_unary<T>([](const auto& x) { return nax::leaky_relu(x, 0.1); },
+                 [](long double v) { return double(v > 0 ? v : T(0.1) * T(v)); }, -5, 5, tol);
+  check_unary<T>([](const auto& x) { return nax::pow(x, T(1.5)); },
+                 [](long double v) { return double(std::pow(v, 1.5L)); }, 0.1, 10, tol * 4);
+}
+
