@@ -23,6 +23,10 @@
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
+#include <nax/typed/layer_norm.hpp>
+#include <nax/typed/layout.hpp>
 #include <nax/typed/reduce.hpp>
+#include <nax/typed/rows.hpp>
+#include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>

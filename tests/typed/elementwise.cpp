@@ -39,7 +39,6 @@ double tolerance() {
   return std::is_same_v<T, float> ? 2e-6 : 1e-13;
 }
 
-
 const std::array<std::array<std::size_t, 2>, 4> sizes{{{1, 1}, {1, 7}, {3, 33}, {5, 1027}}};
 
 }  // namespace

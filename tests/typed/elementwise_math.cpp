@@ -102,4 +102,3 @@ TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
   check_unary<T>([](const auto& x) { return nax::pow(x, T(1.5)); },
                  [](long double v) { return double(std::pow(v, 1.5L)); }, 0.1, 10, tol * 4);
 }
-

@@ -70,6 +70,8 @@ class axis {
 
  public:
   static constexpr fixed_string<Name.size()> fixed_name = Name;
+  /// The Extent argument as given (an integer, nax::dynamic or nax::upto(N)).
+  static constexpr auto extent_spec = Extent;
   static constexpr std::string_view name = fixed_name.view();
   static constexpr bool is_static = kind::is_static;
   static constexpr bool is_dynamic = !kind::is_static;

@@ -129,6 +129,17 @@ void check_destination_extent(const E& e, std::size_t destination) {
   }
 }
 
+/// A destination cursor writing view v, with strides over loop order D (a permutation of v's axes).
+template <class D, class V, class... Own>
+destination_cursor<V, boost::mp11::mp_size<D>::value> make_destination(
+    const tensor_view<V, Own...>& v) {
+  destination_cursor<V, boost::mp11::mp_size<D>::value> d;
+  d.base = v.data();
+  std::size_t k = 0;
+  ((d.stride[axes_index_of_v<D, Own>] = v.strides()[k++]), ...);
+  return d;
+}
+
 template <std::size_t R>
 std::ptrdiff_t row_offset(const strides_t<R>& s, const std::size_t* idx, std::size_t outer) {
   std::ptrdiff_t off = 0;
@@ -169,7 +180,7 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
     const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
     std::size_t i = begin;
     for (; i + w <= end; i += w) d.store(i, c.template load<L>(i));
-    if (i < end) d.store_tail(i, end - i, c.template load_tail<L>(i, end - i));
+    if (i < end) d.store_tail(i, end - i, load_tail<L>(c, i, end - i));
   }
 }
 
@@ -200,9 +211,7 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   }
 
   auto c = e.template cursor<dst_axes>();
-  destination_cursor<V, R> d;
-  d.base = dst.data();
-  for (std::size_t k = 0; k < R; ++k) d.stride[k] = dst.strides()[k];
+  destination_cursor<V, R> d = make_destination<dst_axes>(dst);
 
   // Aliasing: an operand overlapping the destination must read each element where it writes it.
   bool aliased = false;

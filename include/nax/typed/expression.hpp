@@ -128,12 +128,40 @@ struct leaf_cursor {
   auto load(std::size_t i) const {
     return load_full<L>(row + static_cast<std::ptrdiff_t>(i) * step, step);
   }
-  template <class L>
-  auto load_tail(std::size_t i, std::size_t n) const {
-    return load_partial<L>(row + static_cast<std::ptrdiff_t>(i) * step, step, n);
-  }
   T scalar(std::size_t i) const { return row[static_cast<std::ptrdiff_t>(i) * step]; }
+
+  /// For a row's last, partial vector: the n elements from i are copied into the (otherwise
+  /// unused) splat buffer, padded, and read from there at position 0 until leave_tail(). So an
+  /// expression has one load path, instantiated once, for full and partial vectors alike.
+  void enter_tail(std::size_t i, std::size_t n) {
+    saved_row = row;
+    saved_step = step;
+    if (step == 0) return;  // a broadcast row already reads its splat buffer
+    const T* p = row + static_cast<std::ptrdiff_t>(i) * step;
+    for (std::size_t j = 0; j < splat_size; ++j)
+      splat[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
+    row = splat;
+    step = 1;
+  }
+  void leave_tail() {
+    row = saved_row;
+    step = saved_step;
+  }
+
+ private:
+  const T* saved_row = nullptr;
+  std::ptrdiff_t saved_step = 0;
 };
+
+/// The vector at positions [i, i + n) of cursor c's current row, n < width, padded (the padding
+/// lanes hold the value pad_value gives each leaf; callers mask them out where it matters).
+template <class L, class C>
+auto load_tail(C& c, std::size_t i, std::size_t n) {
+  c.for_each_leaf([&](auto& leaf) { leaf.enter_tail(i, n); });
+  auto v = c.template load<L>(0);
+  c.for_each_leaf([](auto& leaf) { leaf.leave_tail(); });
+  return v;
+}
 
 /// A leaf cursor over destination axes D for data laid out over `Own...` with `strides`.
 template <class D, class... Own, class T, std::size_t N>
@@ -163,10 +191,6 @@ struct scalar_cursor {
       return simd::mask<L>(value);
     else
       return simd::vec<T>(value);
-  }
-  template <class L>
-  auto load_tail(std::size_t i, std::size_t) const {
-    return load<L>(i);
   }
   T scalar(std::size_t) const { return value; }
 };
@@ -268,18 +292,8 @@ struct op_cursor {
     return std::apply(
         [&](const auto&... c) {
           return Op::apply(
-              c.template load<resolve_lane<L, typename std::remove_cvref_t<decltype(c)>::lane_type>>(
-                  i)...);
-        },
-        children);
-  }
-  template <class L>
-  auto load_tail(std::size_t i, std::size_t n) const {
-    return std::apply(
-        [&](const auto&... c) {
-          return Op::apply(
-              c.template load_tail<
-                  resolve_lane<L, typename std::remove_cvref_t<decltype(c)>::lane_type>>(i, n)...);
+              c.template load<
+                  resolve_lane<L, typename std::remove_cvref_t<decltype(c)>::lane_type>>(i)...);
         },
         children);
   }
@@ -427,25 +441,11 @@ struct cast_cursor {
     if constexpr (std::is_same_v<from, U>) {
       return child.template load<L>(i);
     } else if constexpr (std::is_same_v<from, bool> && std::is_void_v<typename C::lane_type>) {
-      return simd::select(child.template load<U>(i), simd::vec<U>(U(1)),
-                          simd::vec<U>(U(0)));
+      return simd::select(child.template load<U>(i), simd::vec<U>(U(1)), simd::vec<U>(U(0)));
     } else if constexpr (!std::is_same_v<from, bool> && sizeof(from) == sizeof(U)) {
       return xsimd::batch_cast<U>(child.template load<from>(i));
     } else {
       return by_element(i, simd::width<U>);  // widths differ: convert lane by lane
-    }
-  }
-  template <class L>
-  auto load_tail(std::size_t i, std::size_t n) const {
-    if constexpr (std::is_same_v<from, U>) {
-      return child.template load_tail<L>(i, n);
-    } else if constexpr (std::is_same_v<from, bool> && std::is_void_v<typename C::lane_type>) {
-      return simd::select(child.template load_tail<U>(i, n), simd::vec<U>(U(1)),
-                          simd::vec<U>(U(0)));
-    } else if constexpr (!std::is_same_v<from, bool> && sizeof(from) == sizeof(U)) {
-      return xsimd::batch_cast<U>(child.template load_tail<from>(i, n));
-    } else {
-      return by_element(i, n);
     }
   }
   U scalar(std::size_t i) const { return static_cast<U>(child.scalar(i)); }

@@ -181,8 +181,7 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
             acc3 = Red::combine(acc3, cur.template load<V>(i + 3 * w));
           }
           for (; i + w <= n; i += w) acc0 = Red::combine(acc0, cur.template load<V>(i));
-          if (i < n)
-            acc1 = Red::combine(acc1, keep_first<Red>(cur.template load_tail<V>(i, n - i), n - i));
+          if (i < n) acc1 = Red::combine(acc1, keep_first<Red>(load_tail<V>(cur, i, n - i), n - i));
         }
         const vec acc = Red::combine(Red::combine(acc0, acc1), Red::combine(acc2, acc3));
         *target = Red::combine(*target, reduce_lanes<Red>(acc));
@@ -205,8 +204,7 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
           V* target = position();
           std::size_t i = begin;
           for (; i + w <= end; i += w) {
-            const vec v =
-                Red::combine(vec::load_unaligned(target + i), cur.template load<V>(i));
+            const vec v = Red::combine(vec::load_unaligned(target + i), cur.template load<V>(i));
             v.store_unaligned(target + i);
           }
           for (; i < end; ++i) target[i] = Red::combine(target[i], cur.scalar(i));
@@ -227,9 +225,7 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   const std::size_t per_item =
       std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
-  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
-    run(c, lo, hi);
-  });
+  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) { run(c, lo, hi); });
 }
 
 template <class Red, bool Mean, class... Axes, class X>

@@ -196,6 +196,12 @@ template <class T, class A>
 bool any_of(const xsimd::batch_bool<T, A>& m) noexcept {
   return xsimd::any(m);
 }
+inline bool both(bool a, bool b) noexcept { return a && b; }
+template <class T, class A>
+xsimd::batch_bool<T, A> both(const xsimd::batch_bool<T, A>& a,
+                             const xsimd::batch_bool<T, A>& b) noexcept {
+  return a & b;
+}
 inline bool all_of(bool m) noexcept { return m; }
 template <class T, class A>
 bool all_of(const xsimd::batch_bool<T, A>& m) noexcept {

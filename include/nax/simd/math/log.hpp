@@ -89,7 +89,7 @@ V log(const V& x) noexcept {
   using S = scalar_t<V>;
   using K = log_constants<S>;
   using lim = std::numeric_limits<S>;
-  if (all_of((x >= V(lim::min())) & (x <= V(lim::max())))) return log_core<false>(x, x);
+  if (all_of(both(x >= V(lim::min()), x <= V(lim::max())))) return log_core<false>(x, x);
   // Some lane is subnormal, zero, negative, infinite or NaN: prescale subnormals into the
   // normal range, then overwrite the special cases. Normal lanes get the fast path's bits.
   const auto sub = x < V(lim::min());

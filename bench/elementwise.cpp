@@ -1,0 +1,898 @@
+// bench_elementwise: a fused elementwise chain over 16M floats, nax against its peers and the
+// machine's memory bandwidth, with 1 and 2 threads, in one run.
+//
+//   chain_plain: out = (x * a + b) * c + x
+//   chain_tanh:  out = tanh(x * a + b) * c + x
+//
+// x and out are [n] float tensors, a, b, c float scalars: one read stream and one write stream.
+// GB/s counts the bytes the computation must move, 4 per element read plus 4 per element written
+// (8 bytes per element here), not the write-allocate reads a cached store adds, nor the
+// temporaries of the unfused variants: every variant of a table is credited the same bytes, so
+// GB/s is the inverse of time on a common scale.
+//
+// Variants (same buffers, same run, interleaved):
+//   nax                 out = expression (one fused loop, nax's thread pool)
+//   nax unfused         op by op through temporaries (t1 = x * a; t2 = t1 + b; ...), as an eager
+//                       framework runs it; the temporaries are allocated once, outside the timing
+//   hand loop (OpenMP)  the fused loop written in plain C++, auto-vectorized by the compiler,
+//                       split over threads by `omp parallel for schedule(static)`; std::tanh
+//   Eigen Array         Map<ArrayXf> = array expression (Eigen's Array has no threading)
+//   Eigen Tensor        TensorMap.device(d) = ..., DefaultDevice (1 thread) or ThreadPoolDevice
+//   xtensor             xt::noalias(adapt(out)) = expression (xsimd), 1 thread
+//   xtensor + OpenMP    the same built with XTENSOR_USE_OPENMP (a second translation unit)
+//   PyTorch             torch eager in a child process (bench/peers/torch_peer.py)
+//   limits              STREAM triad a = b + s * c (12 bytes per element) and scale a = s * b
+//                       (8 bytes per element, the chain's pattern), each with ordinary and with
+//                       non-temporal (streaming) stores
+//
+// Method: every variant's output is checked against a scalar reference (double precision) before
+// timing, and the bench aborts on a mismatch. Each variant is calibrated to batches of ~20 ms and
+// warmed up; then R rounds (default 15) time one batch of each variant, the order rotating each
+// round (A B C, B C A, ...), after waiting until no thread pool (OpenMP's, Eigen's, nax's, the
+// child's) is still spinning. Median and best of the R batches, per call.
+//
+// Usage: bench_elementwise [--reps R] [--threads 1,2] [--n N] [--ops chain_plain,chain_tanh]
+//        bench_elementwise --profile <variant> [--op chain_plain] [--threads T] [--calls K] [--n N]
+//          (runs just one variant K times, for perf or callgrind)
+
+#if defined(NAX_BENCH_XTENSOR_OPENMP_PART)
+// ================================================================================================
+// The xtensor + OpenMP variant. xtensor makes its assignment loop an OpenMP loop when
+// XTENSOR_USE_OPENMP is defined, at compile time, so this variant is this file compiled a second
+// time (bench/CMakeLists.txt: -DNAX_BENCH_XTENSOR_OPENMP_PART -DXTENSOR_USE_OPENMP, linked into
+// bench_elementwise) and only this part is compiled then. Its adaptors use an allocator type of
+// this translation unit (internal linkage), so none of its xtensor instantiations is the same
+// entity as one of the main part's, which xtensor compiles without OpenMP.
+// ================================================================================================
+
+#include <array>
+#include <cstddef>
+#include <memory>
+
+#include <omp.h>
+
+// g++ 12 reports its own AVX-512 intrinsics' placeholders as uninitialized (GCC PR 105593) once
+// inlined; diagnostic state goes by source location, so silence them where they are included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+#endif
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+
+namespace {
+template <class T>
+struct openmp_part_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = openmp_part_allocator<U>;
+  };
+};
+}  // namespace
+
+void xtensor_openmp_chain(bool tanh, const float* x, float* out, std::size_t n, float a, float b,
+                          float c, int threads) {
+  omp_set_num_threads(threads);
+  const std::array<std::size_t, 1> shape{n};
+  const auto X = xt::adapt(x, n, xt::no_ownership(), shape, xt::layout_type::row_major,
+                           openmp_part_allocator<float>());
+  auto O = xt::adapt(out, n, xt::no_ownership(), shape, xt::layout_type::row_major,
+                     openmp_part_allocator<float>());
+  if (tanh)
+    xt::noalias(O) = xt::tanh(X * a + b) * c + X;
+  else
+    xt::noalias(O) = (X * a + b) * c + X;
+}
+
+#else  // the benchmark
+
+#include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
+
+#include <nax/nax.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <csignal>
+#include <ctime>
+#include <fcntl.h>
+#include <immintrin.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#ifndef NAX_BENCH_HAVE_EIGEN
+#define NAX_BENCH_HAVE_EIGEN 0
+#endif
+#ifndef NAX_BENCH_HAVE_XTENSOR
+#define NAX_BENCH_HAVE_XTENSOR 0
+#endif
+#ifndef NAX_BENCH_HAVE_XTENSOR_OPENMP
+#define NAX_BENCH_HAVE_XTENSOR_OPENMP 0
+#endif
+#ifndef NAX_BENCH_HAVE_TORCH
+#define NAX_BENCH_HAVE_TORCH 0
+#endif
+#ifndef NAX_BENCH_COMPILER
+#define NAX_BENCH_COMPILER "unknown (not built by bench/CMakeLists.txt)"
+#endif
+#ifndef NAX_BENCH_FLAGS
+#define NAX_BENCH_FLAGS "unknown (not built by bench/CMakeLists.txt)"
+#endif
+
+#if NAX_BENCH_HAVE_EIGEN
+#define EIGEN_USE_THREADS
+#include <Eigen/Core>
+#include <unsupported/Eigen/CXX11/Tensor>
+#endif
+#if NAX_BENCH_HAVE_XTENSOR
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xtensor_config.hpp>
+#endif
+
+// The xtensor + OpenMP variant: the NAX_BENCH_XTENSOR_OPENMP_PART build of this file (above).
+#if NAX_BENCH_HAVE_XTENSOR_OPENMP
+void xtensor_openmp_chain(bool tanh, const float* x, float* out, std::size_t n, float a, float b,
+                          float c, int threads);
+#endif
+
+namespace {
+
+// ================================================================================================
+// Harness (the same in bench/elementwise.cpp, rowops.cpp and reduce.cpp)
+// ================================================================================================
+
+template <class T>
+inline void do_not_optimize(const T& value) {
+  __asm__ __volatile__("" : : "g"(&value) : "memory");
+}
+
+using clock_type = std::chrono::steady_clock;
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "bench: %s\n", message.c_str());
+  std::fflush(stdout);
+  std::exit(1);
+}
+
+std::string read_line_starting(const char* file, std::string_view prefix) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with(prefix)) {
+      auto colon = line.find(':');
+      auto text = colon == std::string::npos ? line : line.substr(colon + 1);
+      text.erase(0, text.find_first_not_of(" \t"));
+      return text;
+    }
+  return "unknown";
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+double cpu_seconds(clockid_t clock) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// 64-byte aligned, zero-initialized (touched) float buffer.
+struct buffer {
+  explicit buffer(std::size_t n)
+      : size(n), data(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64))) {
+    if (!data) fail("out of memory");
+    std::memset(data, 0, n * sizeof(float));
+  }
+  ~buffer() { std::free(data); }
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+  std::size_t size;
+  float* data;
+};
+
+// PyTorch, in a child process running bench/peers/torch_peer.py, driven line by line.
+class torch_process {
+ public:
+  torch_process() = default;
+  torch_process(const torch_process&) = delete;
+  torch_process& operator=(const torch_process&) = delete;
+  ~torch_process() {
+    if (pid_ > 0) {
+      std::fputs("quit\n", to_);
+      std::fflush(to_);
+      std::fclose(to_);
+      std::fclose(from_);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+  }
+
+  // Starts the child; on failure says why in `info` and the torch columns are skipped.
+  bool start(const char* python, const char* script, std::string& info) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+      info = "pipe failed";
+      return false;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    std::string py = python, sc = script;
+    char* argv[] = {py.data(), sc.data(), nullptr};
+    const int rc = posix_spawn(&pid_, python, &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    if (rc != 0) {
+      close(in[1]);
+      close(out[0]);
+      pid_ = -1;
+      info = std::string("cannot start ") + python + ": " + std::strerror(rc);
+      return false;
+    }
+    to_ = fdopen(in[1], "w");
+    from_ = fdopen(out[0], "r");
+    if (clock_getcpuclockid(pid_, &cpu_clock_) != 0) cpu_clock_ = -1;
+    const std::string hello = ask("hello");
+    if (!hello.starts_with("ok ")) {
+      info = "torch peer did not start (" + (hello.empty() ? std::string("no answer") : hello) +
+             "): run " + python + " -c 'import torch'";
+      return false;
+    }
+    info = hello.substr(3);
+    ok_ = true;
+    return true;
+  }
+
+  bool ok() const { return ok_; }
+
+  // Sends one command, returns the answer line ("" if the child is gone).
+  std::string ask(const std::string& command) {
+    if (pid_ <= 0) return "";
+    if (std::fprintf(to_, "%s\n", command.c_str()) < 0 || std::fflush(to_) != 0) return "";
+    char* line = nullptr;
+    std::size_t cap = 0;
+    const ssize_t got = getline(&line, &cap, from_);
+    std::string answer = got > 0 ? std::string(line, static_cast<std::size_t>(got)) : "";
+    std::free(line);
+    while (!answer.empty() && (answer.back() == '\n' || answer.back() == '\r')) answer.pop_back();
+    return answer;
+  }
+  // ask(), aborting unless the answer is "ok ..."; returns what follows "ok".
+  std::string must(const std::string& command) {
+    const std::string answer = ask(command);
+    if (answer != "ok" && !answer.starts_with("ok ")) fail("torch peer: '" + command + "': " + answer);
+    return answer.size() > 3 ? answer.substr(3) : "";
+  }
+
+  double cpu() const { return cpu_clock_ == -1 || pid_ <= 0 ? 0 : cpu_seconds(cpu_clock_); }
+
+  // Hands a buffer to the child as tensor `name` (a raw file in /dev/shm, read then removed).
+  void load(const std::string& name, const float* data, const std::vector<std::size_t>& dims) {
+    std::size_t count = 1;
+    std::string shape;
+    for (std::size_t d : dims) {
+      count *= d;
+      shape += " " + std::to_string(d);
+    }
+    const std::string path = temp_path(name);
+    write_file(path, data, count);
+    must("load " + name + " " + path + shape);
+    std::remove(path.c_str());
+  }
+  // Runs `op` once in the child and reads its result back.
+  std::vector<float> result(const std::string& op, std::size_t count) {
+    const std::string path = temp_path("result");
+    must("save " + op + " " + path);
+    std::vector<float> v(count);
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) fail("torch peer: no result file " + path);
+    const std::size_t got = std::fread(v.data(), sizeof(float), count, f);
+    std::fclose(f);
+    std::remove(path.c_str());
+    if (got != count) fail("torch peer: result of " + op + " has " + std::to_string(got) + " values");
+    return v;
+  }
+
+ private:
+  static std::string temp_path(const std::string& name) {
+    const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    return std::string(dir) + "/nax_bench_" + std::to_string(getpid()) + "_" + name + ".f32";
+  }
+  static void write_file(const std::string& path, const float* data, std::size_t count) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(data, sizeof(float), count, f) != count) fail("cannot write " + path);
+    std::fclose(f);
+  }
+
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+  clockid_t cpu_clock_ = -1;
+  bool ok_ = false;
+};
+
+torch_process* g_torch = nullptr;  // for quiesce()
+
+// Waits until no thread of this process or of the torch child is still running (thread pools
+// spin for a while after a parallel region: libgomp's for up to a few ms), so that a variant
+// never shares the cores with the previous one's spinning workers. At most ~200 ms.
+void quiesce() {
+  auto busy = [] { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) + (g_torch ? g_torch->cpu() : 0); };
+  for (int i = 0; i < 100; ++i) {
+    const double before = busy();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (busy() - before < 0.2e-3) return;
+  }
+}
+
+enum class kind { nax, peer, baseline, limit };
+
+struct variant {
+  std::string name;
+  std::string threads;  // as printed
+  kind role = kind::peer;
+  double bytes = 0;  // counted bytes per call
+  // Seconds for `calls` back-to-back calls.
+  std::function<double(std::size_t calls)> time_calls;
+  // Runs once and compares with the reference: "" when it matches, else what is wrong.
+  std::function<std::string()> verify;
+  // Results: seconds per call.
+  double median = 0, best = 0;
+  std::size_t calls = 1;
+};
+
+// Times `calls` calls of f on this thread.
+template <class F>
+double time_local(F& f, std::size_t calls) {
+  const auto t0 = clock_type::now();
+  for (std::size_t i = 0; i < calls; ++i) f();
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+void measure(std::vector<variant>& vs, int reps, double batch_seconds) {
+  for (auto& v : vs) {
+    const std::string problem = v.verify();
+    if (!problem.empty()) fail("MISMATCH: " + v.name + " (" + v.threads + " threads): " + problem);
+  }
+  for (auto& v : vs) {
+    quiesce();
+    v.time_calls(1);  // warm-up
+    const double once = std::max(v.time_calls(1), 1e-7);
+    v.calls = std::max<std::size_t>(1, static_cast<std::size_t>(batch_seconds / once + 0.5));
+    v.time_calls(v.calls);  // warm-up batch
+  }
+  std::vector<std::vector<double>> samples(vs.size());
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t j = 0; j < vs.size(); ++j) {
+      const std::size_t k = (static_cast<std::size_t>(r) + j) % vs.size();
+      quiesce();
+      samples[k].push_back(vs[k].time_calls(vs[k].calls) / static_cast<double>(vs[k].calls));
+    }
+  for (std::size_t k = 0; k < vs.size(); ++k) {
+    auto& s = samples[k];
+    std::sort(s.begin(), s.end());
+    vs[k].median = s[s.size() / 2];
+    vs[k].best = s.front();
+  }
+}
+
+double gbs(const variant& v, double seconds) { return v.bytes / seconds * 1e-9; }
+
+const variant* find(const std::vector<variant>& vs, const std::string& name) {
+  for (const auto& v : vs)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+// The table of one (op, thread count), then nax's ratios to the best peer and to the limits.
+void print_table(const std::vector<variant>& vs, double peer_target,
+                 const std::vector<std::pair<std::string, double>>& limit_targets) {
+  const variant* nax_v = nullptr;
+  const variant* best_peer = nullptr;
+  for (const auto& v : vs) {
+    if (v.role == kind::nax && !nax_v) nax_v = &v;
+    if (v.role == kind::peer && (!best_peer || v.median < best_peer->median)) best_peer = &v;
+  }
+  std::printf("| variant | threads | ms/call median | ms/call best | GB/s median | GB/s best | nax/variant |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& v : vs)
+    std::printf("| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2fx |\n", v.name.c_str(), v.threads.c_str(),
+                v.median * 1e3, v.best * 1e3, gbs(v, v.median), gbs(v, v.best),
+                nax_v ? v.median / nax_v->median : 0.0);
+  if (!nax_v) return;
+  std::printf("\n");
+  if (best_peer) {
+    const double r = best_peer->median / nax_v->median;
+    std::printf("nax / best peer (%s): %.2fx by median, %.2fx by best", best_peer->name.c_str(), r,
+                best_peer->best / nax_v->best);
+    if (peer_target > 0) std::printf(" (target >= %.2fx: %s)", peer_target, r >= peer_target ? "met" : "MISSED");
+    std::printf("\n");
+  }
+  for (const auto& [name, target] : limit_targets)
+    if (const variant* l = find(vs, name)) {
+      const double r = gbs(*nax_v, nax_v->median) / gbs(*l, l->median);
+      std::printf("nax / %s: %.2fx by median GB/s, %.2fx by best", name.c_str(), r,
+                  gbs(*nax_v, nax_v->best) / gbs(*l, l->best));
+      if (target > 0) std::printf(" (target >= %.2fx: %s)", target, r >= target ? "met" : "MISSED");
+      std::printf("\n");
+    }
+}
+
+struct options {
+  int reps = 15;
+  std::vector<int> threads{1, 2};
+  std::size_t n = 0;
+  std::vector<std::string> ops;
+  std::string profile;  // variant name: run only it
+  std::size_t calls = 20;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t comma = s.find(',', start);
+    const std::size_t end = comma == std::string::npos ? s.size() : comma;
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) fail("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--reps") {
+      o.reps = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const auto& t : split_list(next())) o.threads.push_back(std::max(1, std::atoi(t.c_str())));
+    } else if (a == "--n") {
+      o.n = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--ops" || a == "--op") {
+      o.ops = split_list(next());
+    } else if (a == "--profile") {
+      o.profile = next();
+    } else if (a == "--calls") {
+      o.calls = std::strtoull(next().c_str(), nullptr, 10);
+    } else {
+      fail("unknown argument " + a);
+    }
+  }
+  return o;
+}
+
+void print_header(const char* title, const std::string& torch_info) {
+  std::printf("%s\n\n", title);
+  std::printf("cpu:        %s (allowed: %s)\n", read_line_starting("/proc/cpuinfo", "model name").c_str(),
+              read_line_starting("/proc/self/status", "Cpus_allowed_list").c_str());
+  std::printf("compiler:   %s\n", NAX_BENCH_COMPILER);
+  std::string flags = NAX_BENCH_FLAGS;
+  flags.erase(0, flags.find_first_not_of(' '));
+  std::printf("flags:      %s (__cplusplus %ld, OpenMP %d)\n", flags.c_str(), static_cast<long>(__cplusplus),
+              _OPENMP);
+  std::printf("nax SIMD:   %s (%zu floats per vector)\n", nax::simd::arch::name(), nax::simd::width<float>);
+#if NAX_BENCH_HAVE_EIGEN
+  std::printf("Eigen:      %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
+              Eigen::SimdInstructionSetsInUse());
+#else
+  std::printf("Eigen:      not found at configure time; its rows are skipped\n");
+#endif
+#ifdef XTENSOR_VERSION_MAJOR
+  std::printf("xtensor:    %d.%d.%d with xsimd %d.%d.%d (%s, %zu floats per batch)\n", XTENSOR_VERSION_MAJOR,
+              XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH, XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR,
+              XSIMD_VERSION_PATCH, xsimd::default_arch::name(), xsimd::batch<float>::size);
+#elif defined(NAX_BENCH_SHOWS_XTENSOR)
+  std::printf("xtensor:    not found at configure time; its rows are skipped\n");
+#endif
+  std::printf("PyTorch:    %s\n", torch_info.c_str());
+#if !defined(__OPTIMIZE__) || !defined(NDEBUG)
+  std::printf("WARNING:    not an optimized NDEBUG build; these numbers do not mean much\n");
+#endif
+  std::printf("load avg:   %s (before)\n", load_average().c_str());
+}
+
+// Starts the torch child if the build found PyTorch; says what happened.
+std::string start_torch(torch_process& torch) {
+#if NAX_BENCH_HAVE_TORCH
+  std::string info;
+  if (torch.start(NAX_BENCH_PYTHON, NAX_BENCH_TORCH_SCRIPT, info)) {
+    g_torch = &torch;
+    return info + " (child process: " NAX_BENCH_PYTHON " " NAX_BENCH_TORCH_SCRIPT ")";
+  }
+  return "skipped: " + info;
+#else
+  (void)torch;
+  return "not found at configure time; its rows are skipped";
+#endif
+}
+
+// Compares `got` with `ref`: |got - ref| <= tol * max(|ref|, floor). "" if every element passes.
+std::string compare(const float* got, const float* ref, std::size_t n, double tol, double floor) {
+  std::size_t bad = 0, first = n;
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+    const double scale = std::max(std::fabs(static_cast<double>(ref[i])), floor);
+    if (!(err <= tol * scale)) {  // NaN fails too
+      if (first == n) first = i;
+      ++bad;
+    }
+    if (err / scale > worst || std::isnan(err)) worst = std::isnan(err) ? INFINITY : err / scale;
+  }
+  if (bad == 0) return "";
+  char msg[256];
+  std::snprintf(msg, sizeof msg, "%zu of %zu elements off (first at %zu: %.9g, reference %.9g; worst error %.3g)",
+                bad, n, first, static_cast<double>(got[first]), static_cast<double>(ref[first]), worst);
+  return msg;
+}
+
+// ================================================================================================
+// The benchmark
+// ================================================================================================
+
+using I = nax::axis<"i">;
+constexpr float ka = 0.75f, kb = 0.25f, kc = 1.25f;
+
+// --- the hand-written loops and the limits (OpenMP, static schedule) ----------------------------
+
+void hand_chain_plain(const float* __restrict x, float* __restrict out, std::size_t n, float a, float b,
+                      float c, int threads) {
+  const auto m = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t i = 0; i < m; ++i) out[i] = (x[i] * a + b) * c + x[i];
+}
+
+void hand_chain_tanh(const float* __restrict x, float* __restrict out, std::size_t n, float a, float b,
+                     float c, int threads) {
+  const auto m = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t i = 0; i < m; ++i) out[i] = std::tanh(x[i] * a + b) * c + x[i];
+}
+
+// [lo, hi) of thread t of `count`, in whole 64-byte lines (n is a multiple of 16 here).
+std::pair<std::ptrdiff_t, std::ptrdiff_t> thread_range(std::size_t n, int t, int count) {
+  const nax::index_range r = nax::split_range(0, n / 16, static_cast<std::size_t>(t), static_cast<std::size_t>(count));
+  return {static_cast<std::ptrdiff_t>(r.begin * 16), static_cast<std::ptrdiff_t>(r.end * 16)};
+}
+
+void triad(float* __restrict a, const float* __restrict b, const float* __restrict c, float s, std::size_t n,
+           int threads) {
+  const auto m = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t i = 0; i < m; ++i) a[i] = b[i] + s * c[i];
+}
+
+void triad_nt(float* a, const float* b, const float* c, float s, std::size_t n, int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+    const auto [lo, hi] = thread_range(n, omp_get_thread_num(), omp_get_num_threads());
+    const __m256 vs = _mm256_set1_ps(s);
+    for (std::ptrdiff_t i = lo; i < hi; i += 8)
+      _mm256_stream_ps(a + i, _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i))));
+    _mm_sfence();
+  }
+}
+
+void scale(float* __restrict a, const float* __restrict b, float s, std::size_t n, int threads) {
+  const auto m = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t i = 0; i < m; ++i) a[i] = s * b[i];
+}
+
+void scale_nt(float* a, const float* b, float s, std::size_t n, int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+    const auto [lo, hi] = thread_range(n, omp_get_thread_num(), omp_get_num_threads());
+    const __m256 vs = _mm256_set1_ps(s);
+    for (std::ptrdiff_t i = lo; i < hi; i += 8) _mm256_stream_ps(a + i, _mm256_mul_ps(vs, _mm256_load_ps(b + i)));
+    _mm_sfence();
+  }
+}
+
+struct data {
+  explicit data(std::size_t n)
+      : n(n), x(I{n}), out(I{n}), t1(I{n}), t2(I{n}), t3(I{n}), ta(n), tb(n), tc(n), ref(n) {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<float> uni(-4.f, 4.f);
+    for (std::size_t i = 0; i < n; ++i) x.data()[i] = uni(rng);
+    for (auto* t : {&out, &t1, &t2, &t3}) t->fill(0.f);  // touch every page before timing
+    for (std::size_t i = 0; i < n; ++i) {
+      tb.data[i] = uni(rng);
+      tc.data[i] = uni(rng);
+    }
+  }
+  std::size_t n;
+  nax::tensor<float, I> x, out, t1, t2, t3;  // input, output, the unfused variant's temporaries
+  buffer ta, tb, tc;                          // the STREAM arrays
+  std::vector<float> ref;                     // the current op's reference
+};
+
+void make_reference(data& d, bool tanh_op) {
+  const float* x = d.x.data();
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const double u = static_cast<double>(x[i]) * ka + kb;
+    d.ref[i] = static_cast<float>((tanh_op ? std::tanh(u) : u) * kc + x[i]);
+  }
+}
+
+// Checks d.out after `run` (d.out is filled with NaN first, so a variant that writes nothing fails).
+std::string check_out(data& d, const std::function<void()>& run) {
+  d.out.fill(std::numeric_limits<float>::quiet_NaN());
+  run();
+  return compare(d.out.data(), d.ref.data(), d.n, 1e-5, 1.0);
+}
+
+template <class F>
+variant local_variant(std::string name, std::string threads, kind role, double bytes, data& d, F f,
+                      std::function<std::string()> verify = {}) {
+  variant v;
+  v.name = std::move(name);
+  v.threads = std::move(threads);
+  v.role = role;
+  v.bytes = bytes;
+  v.time_calls = [f](std::size_t calls) mutable {
+    const double s = time_local(f, calls);
+    return s;
+  };
+  v.verify = verify ? std::move(verify) : std::function<std::string()>([&d, f]() mutable {
+    return check_out(d, [&] { f(); });
+  });
+  return v;
+}
+
+#if NAX_BENCH_HAVE_EIGEN
+Eigen::ThreadPool& eigen_pool() {
+  static Eigen::ThreadPool pool(2);
+  return pool;
+}
+#endif
+
+std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch) {
+  const std::size_t n = d.n;
+  const double bytes = 8.0 * static_cast<double>(n);
+  const std::string ts = std::to_string(t);
+  auto& x = d.x;
+  auto& out = d.out;
+  const float* xp = d.x.data();
+  float* op = d.out.data();
+  std::vector<variant> vs;
+
+  // nax
+  if (tanh_op)
+    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d, [&x, &out] { out = nax::tanh(x * ka + kb) * kc + x; }));
+  else
+    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d, [&x, &out] { out = (x * ka + kb) * kc + x; }));
+  // nax op by op, through temporaries
+  auto& t1 = d.t1;
+  auto& t2 = d.t2;
+  auto& t3 = d.t3;
+  if (tanh_op)
+    vs.push_back(local_variant("nax unfused (eager-style, 5 ops)", ts, kind::baseline, bytes, d, [&] {
+      t1 = x * ka;
+      t2 = t1 + kb;
+      t3 = nax::tanh(t2);
+      t1 = t3 * kc;
+      out = t1 + x;
+    }));
+  else
+    vs.push_back(local_variant("nax unfused (eager-style, 4 ops)", ts, kind::baseline, bytes, d, [&] {
+      t1 = x * ka;
+      t2 = t1 + kb;
+      t3 = t2 * kc;
+      out = t3 + x;
+    }));
+  // hand loop
+  if (tanh_op)
+    vs.push_back(local_variant("hand loop (OpenMP, std::tanh)", ts, kind::peer, bytes, d,
+                               [=] { hand_chain_tanh(xp, op, n, ka, kb, kc, t); }));
+  else
+    vs.push_back(local_variant("hand loop (OpenMP)", ts, kind::peer, bytes, d,
+                               [=] { hand_chain_plain(xp, op, n, ka, kb, kc, t); }));
+#if NAX_BENCH_HAVE_EIGEN
+  {
+    const auto m = static_cast<Eigen::Index>(n);
+    using map_in = Eigen::Map<const Eigen::ArrayXf, Eigen::Aligned64>;
+    using map_out = Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>;
+    if (tanh_op)
+      vs.push_back(local_variant("Eigen Array", "1", kind::peer, bytes, d, [=] {
+        const map_in X(xp, m);
+        map_out(op, m) = (X * ka + kb).tanh() * kc + X;
+      }));
+    else
+      vs.push_back(local_variant("Eigen Array", "1", kind::peer, bytes, d, [=] {
+        const map_in X(xp, m);
+        map_out(op, m) = (X * ka + kb) * kc + X;
+      }));
+    using tin = Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
+    using tout = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
+    auto tensor_variant = [&](auto device, std::string name) {
+      if (tanh_op)
+        vs.push_back(local_variant(std::move(name), ts, kind::peer, bytes, d, [=] {
+          const tin X(xp, m);
+          tout O(op, m);
+          O.device(*device) = (X * ka + kb).tanh() * kc + X;
+        }));
+      else
+        vs.push_back(local_variant(std::move(name), ts, kind::peer, bytes, d, [=] {
+          const tin X(xp, m);
+          tout O(op, m);
+          O.device(*device) = (X * ka + kb) * kc + X;
+        }));
+    };
+    if (t == 1) {
+      static Eigen::DefaultDevice device;
+      tensor_variant(&device, "Eigen Tensor (DefaultDevice)");
+    } else {
+      static std::vector<std::unique_ptr<Eigen::ThreadPoolDevice>> devices;
+      devices.push_back(std::make_unique<Eigen::ThreadPoolDevice>(&eigen_pool(), t));
+      tensor_variant(devices.back().get(), "Eigen Tensor (ThreadPoolDevice)");
+    }
+  }
+#endif
+#if NAX_BENCH_HAVE_XTENSOR
+  {
+    const std::array<std::size_t, 1> shape{n};
+    if (tanh_op)
+      vs.push_back(local_variant("xtensor (xsimd)", "1", kind::peer, bytes, d, [=] {
+        const auto X = xt::adapt(xp, n, xt::no_ownership(), shape);
+        auto O = xt::adapt(op, n, xt::no_ownership(), shape);
+        xt::noalias(O) = xt::tanh(X * ka + kb) * kc + X;
+      }));
+    else
+      vs.push_back(local_variant("xtensor (xsimd)", "1", kind::peer, bytes, d, [=] {
+        const auto X = xt::adapt(xp, n, xt::no_ownership(), shape);
+        auto O = xt::adapt(op, n, xt::no_ownership(), shape);
+        xt::noalias(O) = (X * ka + kb) * kc + X;
+      }));
+  }
+#endif
+#if NAX_BENCH_HAVE_XTENSOR_OPENMP
+  vs.push_back(local_variant("xtensor (xsimd) + OpenMP", ts, kind::peer, bytes, d,
+                             [=] { xtensor_openmp_chain(tanh_op, xp, op, n, ka, kb, kc, t); }));
+#endif
+  if (torch.ok()) {
+    const std::string name = tanh_op ? "chain_tanh" : "chain_plain";
+    variant v;
+    v.name = "PyTorch eager";
+    v.threads = ts;
+    v.role = kind::peer;
+    v.bytes = bytes;
+    v.time_calls = [&torch, name, t](std::size_t calls) {
+      torch.must("threads " + std::to_string(t));
+      return std::stod(torch.must("run " + name + " " + std::to_string(calls)));
+    };
+    v.verify = [&torch, &d, name, t] {
+      torch.must("threads " + std::to_string(t));
+      const std::vector<float> got = torch.result(name, d.n);
+      return compare(got.data(), d.ref.data(), d.n, 1e-5, 1.0);
+    };
+    vs.push_back(std::move(v));
+  }
+  // limits
+  float* a = d.ta.data;
+  const float* b = d.tb.data;
+  const float* c = d.tc.data;
+  constexpr float s = 1.5f;
+  auto check_triad = [=] {
+    std::vector<float> r(n);
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] + s * c[i];
+    return compare(a, r.data(), n, 1e-6, 1.0);
+  };
+  auto check_scale = [=] {
+    std::vector<float> r(n);
+    for (std::size_t i = 0; i < n; ++i) r[i] = s * b[i];
+    return compare(a, r.data(), n, 1e-6, 1.0);
+  };
+  auto with_check = [=](auto f, auto check) {
+    return [=]() mutable {
+      std::fill(a, a + n, std::numeric_limits<float>::quiet_NaN());
+      f();
+      return check();
+    };
+  };
+  auto f_triad = [=] { triad(a, b, c, s, n, t); };
+  auto f_triad_nt = [=] { triad_nt(a, b, c, s, n, t); };
+  auto f_scale = [=] { scale(a, b, s, n, t); };
+  auto f_scale_nt = [=] { scale_nt(a, b, s, n, t); };
+  const double nn = static_cast<double>(n);
+  vs.push_back(local_variant("STREAM triad", ts, kind::limit, 12 * nn, d, f_triad, with_check(f_triad, check_triad)));
+  vs.push_back(local_variant("STREAM triad, NT stores", ts, kind::limit, 12 * nn, d, f_triad_nt,
+                             with_check(f_triad_nt, check_triad)));
+  vs.push_back(local_variant("STREAM scale", ts, kind::limit, 8 * nn, d, f_scale, with_check(f_scale, check_scale)));
+  vs.push_back(local_variant("STREAM scale, NT stores", ts, kind::limit, 8 * nn, d, f_scale_nt,
+                             with_check(f_scale_nt, check_scale)));
+  return vs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  options o = parse(argc, argv);
+  const std::size_t n = std::max<std::size_t>(o.n ? o.n / 16 * 16 : std::size_t{1} << 24, 16);
+  if (o.ops.empty()) o.ops = {"chain_plain", "chain_tanh"};
+  for (const auto& op : o.ops)
+    if (op != "chain_plain" && op != "chain_tanh") fail("unknown op " + op);
+
+  torch_process torch;
+  const std::string torch_info = o.profile.empty() ? start_torch(torch) : "not started (--profile)";
+  data d(n);
+
+  if (!o.profile.empty()) {
+    // Just one variant, for a profiler: no harness, no child process.
+    const int t = o.threads.front();
+    nax::set_num_threads(t);
+    auto vs = variants(d, o.ops.front() == "chain_tanh", t, torch);
+    const variant* v = find(vs, o.profile);
+    if (!v) fail("no variant named '" + o.profile + "'");
+    const double s = v->time_calls(o.calls);
+    std::printf("%s, %s, %d threads, n %zu: %zu calls, %.3f ms/call\n", v->name.c_str(), o.ops.front().c_str(), t, n,
+                o.calls, s / static_cast<double>(o.calls) * 1e3);
+    return 0;
+  }
+
+  print_header("bench_elementwise: out = (x * a + b) * c + x and out = tanh(x * a + b) * c + x over n floats",
+               torch_info);
+  std::printf("n:          %zu floats (%.0f MiB per array); counted bytes: 8 per element (read x, write out)\n", n,
+              static_cast<double>(n) * 4 / (1 << 20));
+  std::printf("method:     check vs double reference; ~20 ms batches; %d rounds, order rotating; median and best\n",
+              o.reps);
+
+  if (torch.ok()) {
+    torch.load("x", d.x.data(), {n});
+    torch.must("param a " + std::to_string(ka));
+    torch.must("param b " + std::to_string(kb));
+    torch.must("param c " + std::to_string(kc));
+  }
+  for (const auto& op : o.ops) {
+    const bool tanh_op = op == "chain_tanh";
+    make_reference(d, tanh_op);
+    for (int t : o.threads) {
+      nax::set_num_threads(t);
+      auto vs = variants(d, tanh_op, t, torch);
+      measure(vs, o.reps, 0.020);
+      std::printf("\n### %s, %d thread%s\n\n", op.c_str(), t, t == 1 ? "" : "s");
+      print_table(vs, t == 2 ? 1.15 : 0,
+                  {{"STREAM triad", t == 2 ? 0.85 : 0}, {"STREAM triad, NT stores", 0}, {"STREAM scale", 0},
+                   {"STREAM scale, NT stores", 0}});
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nload avg:   %s (after)\n", load_average().c_str());
+  return 0;
+}
+
+#endif  // NAX_BENCH_XTENSOR_OPENMP_PART

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""PyTorch peer of nax's benchmarks (bench/elementwise.cpp, rowops.cpp, reduce.cpp).
+
+The C++ benchmark starts this script once (under the Python that has torch: Debian's
+python3-torch runs under /usr/bin/python3) and drives it over stdin/stdout, one command per
+line, one answer line per command ("ok ..." or "error ..."), so that PyTorch's runs interleave
+with nax's and the other peers' in the same table. PyTorch is used as a user would: eager ops
+on torch tensors it owns (it allocates its results and temporaries itself).
+
+Commands:
+  hello                         -> ok <torch version> <default thread count>
+  load <name> <path> <d0> [d1]  -> reads float32 values (raw, native byte order) into a tensor
+                                   of that shape, in memory PyTorch allocates
+  param <name> <value>          -> a float scalar the ops use (a, b, c, eps)
+  threads <n>                   -> torch.set_num_threads(n)
+  run <op> <k>                  -> runs op k times; ok <seconds for the k calls>
+  save <op> <path>              -> runs op once and writes its result (raw float32) to path
+  quit
+Ops: chain_plain, chain_tanh (x, a, b, c), softmax (x), layer_norm (x, gamma, beta, eps),
+sum_inner, sum_outer (x: [rows, cols]).
+"""
+
+import sys
+import time
+
+import numpy as np
+import torch
+
+tensors = {}
+params = {}
+
+
+def op_function(name):
+    x = tensors.get("x")
+    if name == "chain_plain":
+        a, b, c = params["a"], params["b"], params["c"]
+        return lambda: (x * a + b) * c + x
+    if name == "chain_tanh":
+        a, b, c = params["a"], params["b"], params["c"]
+        return lambda: torch.tanh(x * a + b) * c + x
+    if name == "softmax":
+        return lambda: torch.softmax(x, dim=-1)
+    if name == "layer_norm":
+        gamma, beta, eps = tensors["gamma"], tensors["beta"], params["eps"]
+        shape = (x.shape[-1],)
+        return lambda: torch.nn.functional.layer_norm(x, shape, gamma, beta, eps)
+    if name == "sum_inner":
+        return lambda: torch.sum(x, dim=1)
+    if name == "sum_outer":
+        return lambda: torch.sum(x, dim=0)
+    raise ValueError("unknown op " + name)
+
+
+def handle(words):
+    cmd = words[0]
+    if cmd == "hello":
+        return "ok %s %d" % (torch.__version__, torch.get_num_threads())
+    if cmd == "load":
+        name, path, dims = words[1], words[2], [int(d) for d in words[3:]]
+        values = np.fromfile(path, dtype=np.float32)
+        if values.size != int(np.prod(dims)):
+            raise ValueError("%s holds %d values, not %s" % (path, values.size, dims))
+        # clone(): memory from PyTorch's own allocator, as a tensor a user made would have.
+        tensors[name] = torch.from_numpy(values.reshape(dims)).clone()
+        return "ok"
+    if cmd == "param":
+        params[words[1]] = float(words[2])
+        return "ok"
+    if cmd == "threads":
+        torch.set_num_threads(int(words[1]))
+        return "ok %d" % torch.get_num_threads()
+    if cmd == "run":
+        f, k = op_function(words[1]), int(words[2])
+        with torch.inference_mode():
+            t0 = time.perf_counter()
+            for _ in range(k):
+                y = f()
+                del y
+            t1 = time.perf_counter()
+        return "ok %.9f" % (t1 - t0)
+    if cmd == "save":
+        with torch.inference_mode():
+            y = op_function(words[1])()
+        y.contiguous().numpy().astype(np.float32).tofile(words[2])
+        return "ok"
+    raise ValueError("unknown command " + cmd)
+
+
+def main():
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        try:
+            answer = handle(words)
+        except Exception as e:  # reported to the benchmark, which skips or aborts
+            answer = "error " + " ".join(str(e).split())
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

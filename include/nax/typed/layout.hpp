@@ -1,0 +1,294 @@
+#pragma once
+// Layout ops over named axes: permute, rename, slice and concat. On tensors and views the first
+// three are views (no copy); on expressions they are lazy nodes that change how the expression
+// is indexed, so they fuse into whatever reads them. concat makes a new tensor.
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis.hpp>
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/typed/evaluate.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/reduce.hpp>
+#include <nax/typed/tensor.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax {
+namespace detail {
+
+template <class X>
+inline constexpr bool is_view_like_v =
+    is_owning_tensor_v<std::remove_cvref_t<X>>&& std::is_lvalue_reference_v<X>;
+template <class T, class... A>
+inline constexpr bool is_view_like_v<tensor_view<T, A...>> = true;
+template <class T, class... A>
+inline constexpr bool is_view_like_v<tensor_view<T, A...>&> = true;
+template <class T, class... A>
+inline constexpr bool is_view_like_v<const tensor_view<T, A...>&> = true;
+
+// The view of an lvalue tensor (mutable if the tensor is) or the view itself.
+template <class X>
+auto view_of(X&& x) {
+  if constexpr (is_owning_tensor_v<std::remove_cvref_t<X>>)
+    return x.view();
+  else
+    return x;
+}
+
+/// L with the axis named like A replaced by New.
+template <class A, class New>
+struct replace_named {
+  template <class B>
+  using fn = std::conditional_t<same_axis_name_v<A, B>, New, B>;
+};
+template <class L, class A, class New>
+using replace_axis = boost::mp11::mp_transform_q<replace_named<A, New>, L>;
+
+template <class T, class L>
+struct view_over;
+template <class T, class... A>
+struct view_over<T, axes<A...>> {
+  using type = tensor_view<T, A...>;
+};
+
+/// A view of `data` over axes L with positional extents and strides.
+template <class L, class T, std::size_t N>
+auto make_view(T* data, const std::array<std::size_t, N>& ext,
+               const std::array<std::ptrdiff_t, N>& strides) {
+  using result = typename view_over<T, L>::type;
+  return result(data, typename result::extents_type(std::span<const std::size_t, N>(ext)), strides);
+}
+
+template <class V>
+auto extents_array(const V& v) {
+  std::array<std::size_t, V::rank> ext{};
+  for (std::size_t i = 0; i < V::rank; ++i) ext[i] = v.extent(i);
+  return ext;
+}
+
+// --- permute ----------------------------------------------------------------------------------
+
+template <class L, class E>
+class permute_node : public expression_base {
+ public:
+  using value_type = typename E::value_type;
+  using axes_type = L;
+  using lane_type = typename E::lane_type;
+  explicit permute_node(E e) : e_(std::move(e)) {}
+  template <class A>
+  std::size_t extent() const {
+    return e_.template extent<A>();
+  }
+  template <class D>
+  auto cursor() const {
+    return e_.template cursor<D>();  // cursors index by name: the order is only this node's
+  }
+
+ private:
+  E e_;
+};
+
+// --- rename -----------------------------------------------------------------------------------
+
+template <class From, class To>
+using renamed_axis = axis<To::fixed_name, From::extent_spec>;
+
+template <class L, class From, class To>
+using rename_in = replace_axis<L, From, renamed_axis<From, To>>;
+
+template <class From, class To, class E>
+class rename_node : public expression_base {
+  using new_axis = renamed_axis<From, To>;
+
+ public:
+  using value_type = typename E::value_type;
+  using axes_type = rename_in<typename E::axes_type, From, To>;
+  using lane_type = typename E::lane_type;
+  explicit rename_node(E e) : e_(std::move(e)) {}
+  template <class A>
+  std::size_t extent() const {
+    if constexpr (same_axis_name_v<A, new_axis>)
+      return e_.template extent<From>();
+    else
+      return e_.template extent<A>();
+  }
+  template <class D>
+  auto cursor() const {
+    return e_.template cursor<replace_axis<D, new_axis, From>>();
+  }
+
+ private:
+  E e_;
+};
+
+// --- slice ------------------------------------------------------------------------------------
+
+/// The axis a slice of A has: dynamic, bounded by A's bound when A has one (a static A bounds
+/// its slices by its extent).
+template <class A>
+using sliced_axis = std::conditional_t<A::bound == unbounded, axis<A::fixed_name, dynamic>,
+                                       axis<A::fixed_name, upto(A::bound)>>;
+
+inline void check_slice(std::string_view name, std::size_t begin, std::size_t end,
+                        std::size_t extent) {
+  if (begin > end || end > extent)
+    throw_shape_error("slice of axis '", name, "': [", begin, ", ", end, ") is out of range [0, ",
+                      extent, ")");
+}
+
+template <class A, class E>
+class slice_node : public expression_base {
+ public:
+  using value_type = typename E::value_type;
+  using axes_type = replace_axis<typename E::axes_type, A, sliced_axis<A>>;
+  using lane_type = typename E::lane_type;
+  slice_node(E e, std::size_t begin, std::size_t end) : e_(std::move(e)), begin_(begin), end_(end) {
+    check_slice(A::name, begin, end, e_.template extent<A>());
+  }
+  template <class B>
+  std::size_t extent() const {
+    if constexpr (same_axis_name_v<A, B>)
+      return end_ - begin_;
+    else
+      return e_.template extent<B>();
+  }
+  template <class D>
+  auto cursor() const {
+    auto c = e_.template cursor<D>();
+    constexpr std::size_t k = axes_index_of_v<D, A>;
+    c.for_each_leaf(
+        [&](auto& leaf) { leaf.base += static_cast<std::ptrdiff_t>(begin_) * leaf.stride[k]; });
+    return c;
+  }
+
+ private:
+  E e_;
+  std::size_t begin_, end_;
+};
+
+template <class A, class T, class... Axes>
+auto slice_view(const tensor_view<T, Axes...>& v, std::size_t begin, std::size_t end) {
+  constexpr std::size_t k = axes_index_of_v<axes<Axes...>, A>;
+  check_slice(A::name, begin, end, v.extent(k));
+  auto ext = extents_array(v);
+  ext[k] = end - begin;
+  return make_view<replace_axis<axes<Axes...>, A, sliced_axis<A>>>(
+      v.data() + static_cast<std::ptrdiff_t>(begin) * v.strides()[k], ext, v.strides());
+}
+
+// The axis two axes of one name make when joined: static (in A's integer type) when both are.
+template <class A, class B, bool Static = A::is_static&& B::is_static>
+struct joined_axis {
+  using type = axis<A::fixed_name, dynamic>;
+};
+template <class A, class B>
+struct joined_axis<A, B, true> {
+  using type = axis<A::fixed_name,
+                    static_cast<decltype(A::extent_spec)>(A::static_extent + B::static_extent)>;
+};
+
+}  // namespace detail
+
+/// x with its axes in the order `Axes...` (a permutation of x's). A view for a tensor or a view,
+/// else a lazy node.
+template <class... Axes, class X>
+requires expression<X>
+auto permute(X&& x) {
+  using E = detail::expression_of<X>;
+  using L = axes<axes_get<typename E::axes_type, Axes>...>;
+  // An error here means `Axes...` is not a permutation of x's axes.
+  static_assert(detail::check_assignable<L, typename E::axes_type, true>());
+  static_assert(check_unique_axes<axes<Axes...>>);
+  if constexpr (detail::is_view_like_v<X&&>) {
+    auto v = detail::view_of(std::forward<X>(x));
+    return detail::make_view<L>(
+        v.data(), std::array<std::size_t, sizeof...(Axes)>{v.template extent<Axes>()...},
+        std::array<std::ptrdiff_t, sizeof...(Axes)>{v.template stride<Axes>()...});
+  } else {
+    return detail::permute_node<L, E>(
+        detail::as_expression<typename E::value_type>(std::forward<X>(x)));
+  }
+}
+
+/// x with axis From renamed To (only To's name is used; the extent stays From's). A view for a
+/// tensor or a view, else a lazy node.
+template <class From, class To, class X>
+requires expression<X>
+auto rename(X&& x) {
+  using E = detail::expression_of<X>;
+  // An error here means x has no axis named like From.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, From>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<From>>>);
+  using own_from = axes_get<typename E::axes_type, From>;
+  using L = detail::rename_in<typename E::axes_type, own_from, To>;
+  // An error here means x already has an axis named like To.
+  static_assert(same_axis_name_v<From, To> || check_unique_axes<L>);
+  if constexpr (detail::is_view_like_v<X&&>) {
+    auto v = detail::view_of(std::forward<X>(x));
+    return detail::make_view<L>(v.data(), detail::extents_array(v), v.strides());
+  } else {
+    return detail::rename_node<own_from, To, E>(
+        detail::as_expression<typename E::value_type>(std::forward<X>(x)));
+  }
+}
+
+/// The entries [begin, end) of x along axis A (nax::shape_error if out of range). The axis
+/// becomes dynamic, bounded by A's bound if A has one. A view for a tensor or a view, else a
+/// lazy node.
+template <class A, class X>
+requires expression<X>
+auto slice(X&& x, std::size_t begin, std::size_t end) {
+  using E = detail::expression_of<X>;
+  // An error here means x has no axis named like A.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  using own = axes_get<typename E::axes_type, A>;
+  if constexpr (detail::is_view_like_v<X&&>) {
+    return detail::slice_view<own>(detail::view_of(std::forward<X>(x)), begin, end);
+  } else {
+    return detail::slice_node<own, E>(
+        detail::as_expression<typename E::value_type>(std::forward<X>(x)), begin, end);
+  }
+}
+
+/// a and b joined along axis A (a's entries first), as a new tensor in a's axis order. All other
+/// axes must agree (nax::shape_error naming the axis otherwise). The joined axis is static when
+/// both are, else dynamic.
+template <class A, class XA, class XB>
+requires(expression<XA>&& expression<XB>) auto concat(XA&& a, XB&& b) {
+  using EA = detail::expression_of<XA>;
+  using EB = detail::expression_of<XB>;
+  using V = typename EA::value_type;
+  static_assert(std::is_same_v<V, typename EB::value_type>,
+                "nax::concat: the operands have different element types; use nax::cast<U>(e)");
+  // An error here means the operands do not have the same axes.
+  static_assert(detail::check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
+  using own_a = axes_get<typename EA::axes_type, A>;
+  using own_b = axes_get<typename EB::axes_type, A>;
+  using joined = typename detail::joined_axis<own_a, own_b>::type;
+  using out_axes = detail::replace_axis<typename EA::axes_type, own_a, joined>;
+  const EA ea = detail::as_expression<V>(std::forward<XA>(a));
+  const EB eb = detail::as_expression<V>(std::forward<XB>(b));
+  const std::size_t na = ea.template extent<A>(), nb = eb.template extent<A>();
+  std::array<std::size_t, boost::mp11::mp_size<out_axes>::value> sizes{};
+  boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<out_axes>>>([&](auto k) {
+    using Ax = boost::mp11::mp_at_c<out_axes, decltype(k)::value>;
+    if constexpr (same_axis_name_v<Ax, A>)
+      sizes[k] = na + nb;
+    else
+      sizes[k] = ea.template extent<Ax>();
+  });
+  using out_t = tensor_of<V, out_axes>;
+  out_t out{typename out_t::extents_type(std::span<const std::size_t, sizes.size()>(sizes))};
+  detail::slice_view<joined>(out.view(), 0, na) = ea;
+  detail::slice_view<joined>(out.view(), na, na + nb) = eb;
+  return out;
+}
+
+}  // namespace nax

@@ -1,0 +1,73 @@
+// layer_norm against a double reference: short and long rows, inner and outer axes, gamma and
+// beta as tensors, scalars or expressions, data with a large offset (where sum-of-squares
+// cancels), and its errors.
+#include <nax/typed/layer_norm.hpp>
+
+#include <nax/typed/elementwise.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using r_ax = nax::axis<"r">;
+using h_ax = nax::axis<"h">;
+
+namespace {
+template <class T>
+void fill_wave(T& t, double offset, double scale) {
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t.data()[i] = static_cast<typename T::value_type>(offset + scale * std::sin(0.61 * double(i)));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("layer_norm along the inner axis", T, float, double) {
+  for (std::size_t n : {1, 7, 33, 1024, 3001}) {
+    nax::tensor<T, r_ax, h_ax> x(r_ax{4}, h_ax{n});
+    fill_wave(x, 1000.0,
+              1.0);  // mean 1000, spread 1: naive E[x^2] - E[x]^2 loses everything in float
+    nax::tensor<T, h_ax> gamma(h_ax{n}), beta(h_ax{n});
+    fill_wave(gamma, 1.0, 0.5);
+    fill_wave(beta, 0.0, 0.25);
+    const T eps = T(1e-5);
+    auto y = nax::layer_norm<h_ax>(x, gamma, beta, eps);
+    for (std::size_t r = 0; r < 4; ++r) {
+      double mean = 0, var = 0;
+      for (std::size_t j = 0; j < n; ++j) mean += x(r, j);
+      mean /= double(n);
+      for (std::size_t j = 0; j < n; ++j) var += (x(r, j) - mean) * (x(r, j) - mean);
+      var /= double(n);
+      for (std::size_t j = 0; j < n; ++j) {
+        const double want = (x(r, j) - mean) / std::sqrt(var + double(eps)) * gamma(j) + beta(j);
+        CHECK(y(r, j) == doctest::Approx(want).epsilon(std::is_same_v<T, float> ? 2e-3 : 1e-9));
+      }
+    }
+  }
+}
+
+TEST_CASE("layer_norm over an outer axis, with scalar and expression parameters") {
+  nax::tensor<double, r_ax, h_ax> x(r_ax{19}, h_ax{3});
+  fill_wave(x, 5, 2);
+  nax::tensor<double, r_ax> g(r_ax{19});
+  fill_wave(g, 1, 0.1);
+  auto y = nax::layer_norm<r_ax>(x * 1.0, g * 2.0, 0.5, 1e-6);
+  for (std::size_t j = 0; j < 3; ++j) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < 19; ++i) mean += x(i, j);
+    mean /= 19;
+    for (std::size_t i = 0; i < 19; ++i) var += (x(i, j) - mean) * (x(i, j) - mean);
+    var /= 19;
+    for (std::size_t i = 0; i < 19; ++i)
+      CHECK(y(i, j) == doctest::Approx((x(i, j) - mean) / std::sqrt(var + 1e-6) * 2 * g(i) + 0.5)
+                           .epsilon(1e-10));
+  }
+}
+
+TEST_CASE("layer_norm errors name the parameter and the axis") {
+  nax::tensor<float, r_ax, h_ax> x(r_ax{2}, h_ax{8});
+  x.fill(1);
+  nax::tensor<float, h_ax> short_gamma(h_ax{7}), beta(h_ax{8});
+  CHECK_THROWS_WITH_AS(nax::layer_norm<h_ax>(x, short_gamma, beta, 1e-5f),
+                       "layer_norm: axis 'h' of gamma has 7 but x has 8", nax::shape_error);
+  CHECK_THROWS_WITH_AS(nax::layer_norm<h_ax>(x, 1.0f, short_gamma, 1e-5f),
+                       "layer_norm: axis 'h' of beta has 7 but x has 8", nax::shape_error);
+}
