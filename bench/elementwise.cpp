@@ -169,6 +169,15 @@ inline void do_not_optimize(const T& value) {
 
 using clock_type = std::chrono::steady_clock;
 
+// Concatenation by appending (g++ 12 reports a false -Wrestrict for "literal" + std::string&&,
+// GCC PR 105329).
+template <class... P>
+std::string cat(const P&... parts) {
+  std::string s;
+  ((s += parts), ...);
+  return s;
+}
+
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "bench: %s\n", message.c_str());
   std::fflush(stdout);
@@ -261,8 +270,8 @@ class torch_process {
     if (clock_getcpuclockid(pid_, &cpu_clock_) != 0) cpu_clock_ = -1;
     const std::string hello = ask("hello");
     if (!hello.starts_with("ok ")) {
-      info = "torch peer did not start (" + (hello.empty() ? std::string("no answer") : hello) +
-             "): run " + python + " -c 'import torch'";
+      info = cat("torch peer did not start (", hello.empty() ? std::string("no answer") : hello, "): run ",
+                 python, " -c 'import torch'");
       return false;
     }
     info = hello.substr(3);
@@ -299,7 +308,7 @@ class torch_process {
     std::string shape;
     for (std::size_t d : dims) {
       count *= d;
-      shape += " " + std::to_string(d);
+      shape += cat(" ", std::to_string(d));
     }
     const std::string path = temp_path(name);
     write_file(path, data, count);
@@ -316,14 +325,14 @@ class torch_process {
     const std::size_t got = std::fread(v.data(), sizeof(float), count, f);
     std::fclose(f);
     std::remove(path.c_str());
-    if (got != count) fail("torch peer: result of " + op + " has " + std::to_string(got) + " values");
+    if (got != count) fail(cat("torch peer: result of ", op, " has ", std::to_string(got), " values"));
     return v;
   }
 
  private:
   static std::string temp_path(const std::string& name) {
     const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/nax_bench_" + std::to_string(getpid()) + "_" + name + ".f32";
+    return cat(dir, "/nax_bench_", std::to_string(getpid()), "_", name, ".f32");
   }
   static void write_file(const std::string& path, const float* data, std::size_t count) {
     FILE* f = std::fopen(path.c_str(), "wb");
@@ -791,11 +800,11 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
     v.role = kind::peer;
     v.bytes = bytes;
     v.time_calls = [&torch, name, t](std::size_t calls) {
-      torch.must("threads " + std::to_string(t));
-      return std::stod(torch.must("run " + name + " " + std::to_string(calls)));
+      torch.must(cat("threads ", std::to_string(t)));
+      return std::stod(torch.must(cat("run ", name, " ", std::to_string(calls))));
     };
     v.verify = [&torch, &d, name, t] {
-      torch.must("threads " + std::to_string(t));
+      torch.must(cat("threads ", std::to_string(t)));
       const std::vector<float> got = torch.result(name, d.n);
       return compare(got.data(), d.ref.data(), d.n, 1e-5, 1.0);
     };
@@ -873,9 +882,9 @@ int main(int argc, char** argv) {
 
   if (torch.ok()) {
     torch.load("x", d.x.data(), {n});
-    torch.must("param a " + std::to_string(ka));
-    torch.must("param b " + std::to_string(kb));
-    torch.must("param c " + std::to_string(kc));
+    torch.must(cat("param a ", std::to_string(ka)));
+    torch.must(cat("param b ", std::to_string(kb)));
+    torch.must(cat("param c ", std::to_string(kc)));
   }
   for (const auto& op : o.ops) {
     const bool tanh_op = op == "chain_tanh";

@@ -1,18 +1,20 @@
 #include <iostream>
 #include <nax/nax.hpp>
 
-using batch = nax::axis<"batch">;              // dynamic
-using seq = nax::axis<"seq", nax::upto(512)>;  // dynamic, at most 512
-using hidden = nax::axis<"hidden", 768>;       // static
+using batch = nax::axis<"batch">;       // dynamic
+using hidden = nax::axis<"hidden", 4>;  // static
 
 int main() {
-  nax::extents<batch, seq, hidden> e(seq(128), batch(32));  // by name, any order
-  nax::shape pattern = nax::shape_of<float, batch, seq, hidden>();
-  nax::bindings b = nax::extract_bindings(pattern, nax::shape_of<float>(e));
-  std::cout << pattern.to_string() << " binds " << b.to_string() << "\n";
+  nax::tensor<float, batch, hidden> x(batch(2));  // dynamic extents by name
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.25f * float(i);
+  nax::tensor<float, hidden> b;
+  b.fill(-1.0f);
+  auto y = nax::eval(nax::tanh(x * 2.0f + b));   // one fused SIMD loop; b broadcast by name
+  std::cout << nax::softmax<hidden>(y) << "\n";  // numerically stable, along a named axis
+  nax::tensor<float, batch> other(batch(3));
   try {
-    seq too_long(600);
-  } catch (const nax::shape_error& err) {
-    std::cout << err.what() << "\n";  // axis 'seq': extent 600 exceeds its bound 512
+    y = y * other;
+  } catch (const nax::shape_error& e) {
+    std::cout << e.what() << "\n";
   }
 }

@@ -2,7 +2,9 @@
 #include <nax/typed/evaluate.hpp>
 
 #include <nax/runtime/thread_pool.hpp>
+#include <nax/runtime/cache_info.hpp>
 #include <nax/typed/elementwise.hpp>
+#include <nax/typed/layout.hpp>
 #include <nax/typed/tensor.hpp>
 
 #include <doctest/doctest.h>
@@ -120,6 +122,22 @@ TEST_CASE("empty tensors and rank 0") {
   CHECK(s() == 3);
   nax::tensor<float> t = s * 2 + 1;
   CHECK(t() == 7);
+}
+
+TEST_CASE("an output larger than this core's share of the last-level cache is streamed, correctly") {
+  const nax::cache_sizes& caches = nax::machine_caches();
+  const std::size_t n = caches.l3 / caches.l3_sharing / sizeof(float) + 1001;  // odd: a tail
+  nax::tensor<float, a_ax> x(a_ax{n});
+  iota(x);
+  nax::tensor<float, a_ax> y = x * 2 + 1;
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += y(i) != 2 * x(i) + 1;
+  CHECK(wrong == 0);
+  // Offset by one element: no store is aligned, so each falls back to an ordinary store.
+  nax::tensor_view<float, a_ax> shifted(y.data() + 1, a_ax{n - 1});
+  shifted = nax::slice<a_ax>(x, 0, n - 1) * 3;
+  for (std::size_t i = 1; i < n; ++i) wrong += y(i) != 3 * x(i - 1);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("threaded and single-threaded runs agree, for dense and for short rows") {

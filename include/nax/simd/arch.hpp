@@ -96,6 +96,53 @@ X pow(const X& x, const X& y) {
     return std::pow(x, y);
 }
 
+/// Stores v at p, which must be aligned to the vector's size, with a non-temporal store (it
+/// bypasses the caches, so streaming a large output does not first read each line in) where the
+/// instruction set has one, else with an aligned store. Call stream_fence() after a series.
+template <class T>
+void stream_store(T* p, const vec<T>& v) {
+  using reg = typename vec<T>::register_type;
+#if XSIMD_WITH_AVX512F
+  if constexpr (sizeof(reg) == 64) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm512_stream_ps(p, v);
+    else if constexpr (std::is_same_v<T, double>)
+      return _mm512_stream_pd(p, v);
+    else
+      return _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+  }
+#endif
+#if XSIMD_WITH_AVX
+  if constexpr (sizeof(reg) == 32) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm256_stream_ps(p, v);
+    else if constexpr (std::is_same_v<T, double>)
+      return _mm256_stream_pd(p, v);
+    else
+      return _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+#endif
+#if XSIMD_WITH_SSE2
+  if constexpr (sizeof(reg) == 16) {
+    if constexpr (std::is_same_v<T, float>)
+      return _mm_stream_ps(p, v);
+    else if constexpr (std::is_same_v<T, double>)
+      return _mm_stream_pd(p, v);
+    else
+      return _mm_stream_si128(reinterpret_cast<__m128i*>(p), v);
+  }
+#endif
+  v.store_aligned(p);
+}
+
+/// Orders the non-temporal stores before it ahead of later stores (and of handing the data to
+/// another thread).
+inline void stream_fence() {
+#if XSIMD_WITH_SSE2
+  _mm_sfence();
+#endif
+}
+
 /// Logical operations on scalar bools and on masks.
 template <class M>
 M logical_and(const M& a, const M& b) {

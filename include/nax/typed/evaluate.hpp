@@ -16,6 +16,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/runtime/cache_info.hpp>
 #include <nax/runtime/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression.hpp>
@@ -98,11 +99,15 @@ struct destination_cursor {
   strides_t<R> stride{};
   T* row = nullptr;
   std::ptrdiff_t step = 1;
+  bool stream = false;  // non-temporal stores where the address is aligned
 
   template <class V>
   void store(std::size_t i, const V& v) const {
     T* p = row + static_cast<std::ptrdiff_t>(i) * step;
     if (step == 1) {
+      if constexpr (std::is_same_v<V, simd::vec<T>>) {
+        if (stream && reinterpret_cast<std::uintptr_t>(p) % sizeof(V) == 0) return simd::stream_store(p, v);
+      }
       v.store_unaligned(p);
     } else {
       alignas(64) T tmp[V::size];
@@ -182,6 +187,7 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
     for (; i + w <= end; i += w) d.store(i, c.template load<L>(i));
     if (i < end) d.store_tail(i, end - i, load_tail<L>(c, i, end - i));
   }
+  if (d.stream) simd::stream_fence();
 }
 
 /// dst = e, where e's axes are a permutation of dst's or of some of them (e is broadcast over
@@ -214,12 +220,13 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   destination_cursor<V, R> d = make_destination<dst_axes>(dst);
 
   // Aliasing: an operand overlapping the destination must read each element where it writes it.
-  bool aliased = false;
+  bool aliased = false, reads_destination = false;
   const auto dst_bytes = byte_range<R>(d.base, d.stride, ext, sizeof(V));
   c.for_each_leaf([&](const auto& leaf) {
     using LT = typename std::remove_cvref_t<decltype(leaf)>::value_type;
     const auto r = byte_range<R>(leaf.base, leaf.stride, ext, sizeof(LT));
     const bool overlap = r.first < dst_bytes.second && dst_bytes.first < r.second;
+    reads_destination |= overlap;
     if (overlap && (static_cast<const void*>(leaf.base) != static_cast<const void*>(d.base) ||
                     !std::equal(d.stride.begin(), d.stride.begin() + R, leaf.stride.begin())))
       aliased = true;
@@ -237,6 +244,11 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   });
   d.step = d.stride[shape.rank - 1];
   c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
+  // An output larger than this core's share of the last-level cache would only evict the
+  // inputs: write it around the caches (unless the expression reads it back in place).
+  const cache_sizes& caches = machine_caches();
+  d.stream = d.step == 1 && !reads_destination &&
+             dst_bytes.second - dst_bytes.first >= caches.l3 / caches.l3_sharing;
 
   using lane =
       resolve_lane<std::conditional_t<std::is_same_v<V, bool>, float, V>, typename E::lane_type>;
