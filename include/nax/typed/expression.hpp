@@ -378,9 +378,6 @@ class op_node : public expression_base {
   std::tuple<Args...> args_;
 };
 
-template <class Op, class... X>
-using node_t = op_node<Op, expression_of<X>...>;
-
 /// dst = dst Op x (the destination is read in place, element for element).
 template <class Op, class T, class... D, class X>
 void compound_assign(const tensor_view<T, D...>& dst, X&& x) {
