@@ -88,8 +88,7 @@ std::vector<double> measure(const std::vector<std::function<void()>>& bodies, st
   std::vector<std::vector<double>> ns(bodies.size());
   for (int r = 0; r < kRounds; ++r)
     for (std::size_t i = 0; i < bodies.size(); ++i)
-      ns[i].push_back(seconds_for(bodies[i], calls[i]) * 1e9 /
-                      static_cast<double>(calls[i] * n));
+      ns[i].push_back(seconds_for(bodies[i], calls[i]) * 1e9 / static_cast<double>(calls[i] * n));
   std::vector<double> median;
   for (auto& v : ns) {
     std::sort(v.begin(), v.end());
@@ -131,24 +130,24 @@ std::vector<function_case<T>> cases() {
   using A = Eigen::Array<T, Eigen::Dynamic, 1>;
   using M = Eigen::Map<const A, Eigen::Aligned64>;
   using O = Eigen::Map<A, Eigen::Aligned64>;
-#define NAX_EIGEN(expr) \
-  , [](const T* in, T* out, std::size_t n) { \
-    const M x(in, static_cast<Eigen::Index>(n)); \
+#define NAX_EIGEN(expr)                            \
+  , [](const T* in, T* out, std::size_t n) {       \
+    const M x(in, static_cast<Eigen::Index>(n));   \
     O(out, static_cast<Eigen::Index>(n)) = (expr); \
   }
 #else
 #define NAX_EIGEN(expr)
 #endif
-#define NAX_CASE(NAME, REF, XS, EIG, POS)                                                   \
-  function_case<T> {                                                                        \
-    NAME, [](long double x) -> long double { return REF; },                               \
-        [](const T* in, T* out, std::size_t n) {                                            \
-          apply_batches(in, out, n, [](const B& x) { return nax::simd::NAME_FN(x); });      \
-        },                                                                                  \
-        [](const T* in, T* out, std::size_t n) {                                            \
-          apply_batches(in, out, n, [](const B& x) -> B { return XS; });                    \
-        } NAX_EIGEN(EIG),                                                                   \
-        POS                                                                                 \
+#define NAX_CASE(NAME, REF, XS, EIG, POS)                                              \
+  function_case<T> {                                                                   \
+    NAME, [](long double x) -> long double { return REF; },                            \
+        [](const T* in, T* out, std::size_t n) {                                       \
+          apply_batches(in, out, n, [](const B& x) { return nax::simd::NAME_FN(x); }); \
+        },                                                                             \
+        [](const T* in, T* out, std::size_t n) {                                       \
+          apply_batches(in, out, n, [](const B& x) -> B { return XS; });               \
+        } NAX_EIGEN(EIG),                                                              \
+        POS                                                                            \
   }
   const T half = T(0.5), one = T(1), rsqrt2 = T(0.70710678118654752440L);
   const T k = T(0.79788456080286535588L), c = T(0.044715);
@@ -181,12 +180,10 @@ std::vector<function_case<T>> cases() {
 #undef NAME_FN
 #define NAME_FN gelu_tanh
   v.push_back(NAX_CASE(
-      "gelu_tanh",
-      x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715L * x * x * x))) / 2,
+      "gelu_tanh", x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715L * x * x * x))) / 2,
       B(T(0.5)) * x *
           (B(1) + xsimd::tanh(B(T(0.79788456080286535588L)) * (x + B(T(0.044715)) * x * x * x))),
-      T(0.5) * x *
-          (T(1) + (T(0.79788456080286535588L) * (x + T(0.044715) * x * x * x)).tanh()),
+      T(0.5) * x * (T(1) + (T(0.79788456080286535588L) * (x + T(0.044715) * x * x * x)).tanh()),
       false));
 #undef NAME_FN
 #undef NAX_CASE
@@ -256,15 +253,14 @@ void run(const char* type_name, std::size_t n, std::vector<std::string>& failure
 #if NAX_BENCH_HAVE_EIGEN
     check("Eigen", c.eigen);
 #endif
-    std::vector<std::function<void()>> bodies = {
-        [&] {
-          c.nax(in.data, out.data, n);
-          do_not_optimize(out.data[0]);
-        },
-        [&] {
-          c.xsimd(in.data, out.data, n);
-          do_not_optimize(out.data[0]);
-        }};
+    std::vector<std::function<void()>> bodies = {[&] {
+                                                   c.nax(in.data, out.data, n);
+                                                   do_not_optimize(out.data[0]);
+                                                 },
+                                                 [&] {
+                                                   c.xsimd(in.data, out.data, n);
+                                                   do_not_optimize(out.data[0]);
+                                                 }};
 #if NAX_BENCH_HAVE_EIGEN
     bodies.push_back([&] {
       c.eigen(in.data, out.data, n);

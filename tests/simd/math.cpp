@@ -69,17 +69,20 @@ double ulp_error(T got, ld ref) {
   return static_cast<double>(std::fabs(static_cast<ld>(got) - ref) / ulp);
 }
 
-// --- the functions, as scalar and batch calls -----------------------------------------------------
+// --- the functions, as scalar and batch calls
+// -----------------------------------------------------
 template <class T>
 using batch = xsimd::batch<T>;
 
 struct function_info {
   const char* name;
   ld (*reference)(ld);
-  bool positive_only;  // log
+  bool positive_only;           // log
   double bound_f32, bound_f64;  // max ulp for normal results
-  double per_v;  // gelu_tanh: the bound grows by this many ulp per unit of |v|
-  bool times_exp;  // silu, gelu_tanh: x e^v with e^v subnormal loses up to |x| ulp
+  double per_v;                 // gelu_tanh: the bound grows by this many ulp per unit of |v|
+  bool times_exp;               // silu, gelu_tanh: x e^v with e^v subnormal loses up to |x| ulp
+  double sub_bound;             // subnormal results: max error in units of the smallest subnormal
+  bool flushes;                 // sigmoid: 0 where the result is subnormal and e^-x overflows
 };
 
 template <class T, class X>
@@ -98,14 +101,14 @@ X call(int which, const X& x) {
 
 // The bounds of docs/simd_math.md (measured maxima rounded up; see there).
 const function_info kFunctions[] = {
-    {"exp", ref_exp, false, 1.0, 1.0, 0, false},
-    {"log", ref_log, true, 1.0, 1.5, 0, false},
-    {"tanh", ref_tanh, false, 4.5, 7.0, 0, false},
-    {"sigmoid", ref_sigmoid, false, 2.5, 2.5, 0, false},
-    {"silu", ref_silu, false, 3.0, 3.0, 0, true},
-    {"erf", ref_erf, false, 2.5, 2.0, 0, false},
-    {"gelu", ref_gelu, false, 6.0, 8.0, 0, false},
-    {"gelu_tanh", ref_gelu_tanh, false, 3.0, 3.0, 2.5, true},
+    {"exp", ref_exp, false, 1.0, 1.0, 0, false, 1.0, false},
+    {"log", ref_log, true, 1.0, 1.5, 0, false, 1.0, false},
+    {"tanh", ref_tanh, false, 5.5, 7.5, 0, false, 1.0, false},
+    {"sigmoid", ref_sigmoid, false, 2.5, 2.5, 0, false, 1.0, true},
+    {"silu", ref_silu, false, 3.0, 3.0, 0, true, 400.0, false},
+    {"erf", ref_erf, false, 2.5, 2.0, 0, false, 1.0, false},
+    {"gelu", ref_gelu, false, 7.0, 8.0, 0, false, 4.0, false},
+    {"gelu_tanh", ref_gelu_tanh, false, 3.0, 3.0, 2.5, true, 400.0, false},
 };
 
 template <class T>
@@ -128,9 +131,25 @@ std::vector<T> sample_points(bool positive_only) {
     xs.push_back(x);
   }
   // Around the thresholds where the algorithms switch or saturate.
-  const T edges[] = {T(0),   T(1e-30), T(1e-8), T(0.5),  T(1),    T(2),    T(4),   T(5.9),
-                     T(9.1), T(15),    T(19.1), T(38.5), T(87.3), T(88.7), T(104), T(708.3),
-                     T(709.8), T(745), T(std::numeric_limits<T>::min())};
+  const T edges[] = {T(0),
+                     T(1e-30),
+                     T(1e-8),
+                     T(0.5),
+                     T(1),
+                     T(2),
+                     T(4),
+                     T(5.9),
+                     T(9.1),
+                     T(15),
+                     T(19.1),
+                     T(38.5),
+                     T(87.3),
+                     T(88.7),
+                     T(104),
+                     T(708.3),
+                     T(709.8),
+                     T(745),
+                     T(std::numeric_limits<T>::min())};
   for (T e : edges)
     for (T s : {T(1), T(-1)}) {
       if (positive_only && s < 0) continue;
@@ -144,7 +163,7 @@ std::vector<T> sample_points(bool positive_only) {
 }
 
 struct sweep_result {
-  double max_ulp = 0;          // normal results, minus the allowance for |v| (gelu_tanh)
+  double max_ulp = 0;  // normal results, minus the allowance for |v| (gelu_tanh)
   double worst_x = 0;
   double max_sub_ulp = 0;      // subnormal results, in units of the smallest subnormal
   std::size_t mismatches = 0;  // scalar vs batch lanes
@@ -176,7 +195,9 @@ sweep_result sweep(int which, const std::vector<T>& xs, const function_info& f) 
       const ld ref = f.reference(static_cast<ld>(in[j]));
       const double e = ulp_error<T>(out[j], ref);
       if (std::fabs(ref) < static_cast<ld>(std::numeric_limits<T>::min())) {
-        r.max_sub_ulp = std::max(r.max_sub_ulp, e);
+        // sigmoid flushes to 0 where e^-x overflows (documented).
+        const bool flushed = f.flushes && out[j] == T(0) && std::isinf(std::exp(-in[j]));
+        if (!flushed) r.max_sub_ulp = std::max(r.max_sub_ulp, e);
         continue;
       }
       // gelu_tanh: v = x (k0 + k1 x^2) is rounded (and so are k0, k1), and e^v amplifies an
@@ -201,20 +222,22 @@ void check_accuracy() {
     const function_info& f = kFunctions[which];
     const std::vector<T> xs = sample_points<T>(f.positive_only);
     const sweep_result r = sweep<T, batch<T>>(which, xs, f);
-    const double bound = sizeof(T) == 4 ? f.bound_f32 : f.bound_f64;
-    INFO(std::string(f.name), (sizeof(T) == 4 ? " float" : " double"), ": ", r.points, " points, max ",
-         r.max_ulp, " ulp at x = ", r.worst_x, "; subnormal results within ", r.max_sub_ulp,
-         " units of the smallest subnormal");
+    // Without FMA the multiply-adds round twice: a little more error.
+    const double documented = sizeof(T) == 4 ? f.bound_f32 : f.bound_f64;
+    const double bound = nax::simd::math_detail::fused_fma ? documented : 1.25 * documented + 0.5;
+    INFO(std::string(f.name), std::string(sizeof(T) == 4 ? " float" : " double"), ": ", r.points,
+         " points, max ", r.max_ulp, " ulp at x = ", r.worst_x, "; subnormal results within ",
+         r.max_sub_ulp, " units of the smallest subnormal");
 #ifdef NAX_MATH_REPORT  // the numbers of docs/simd_math.md's table
-    MESSAGE(std::string(f.name), (sizeof(T) == 4 ? " float" : " double"), ": ", r.points,
+    MESSAGE(std::string(f.name), std::string(sizeof(T) == 4 ? " float" : " double"), ": ", r.points,
             " points, max ", r.max_ulp, " ulp at x = ", r.worst_x, "; subnormal results within ",
             r.max_sub_ulp);
 #endif
     CHECK(r.max_ulp <= bound);
     CHECK(r.mismatches == 0);
-    // Subnormal results: exp, log, tanh, sigmoid, erf round once (<= 1 unit); silu, gelu and
-    // gelu_tanh multiply a rounded subnormal by |x| <= 800 (< 0.5 |x| + 1 units, so <= 400).
-    CHECK(r.max_sub_ulp <= (which == 4 || which >= 6 ? 400.0 : 1.0));
+    // Subnormal results: most round once or twice; silu and gelu_tanh multiply a rounded
+    // subnormal e^v by |x| <= 800 (< 0.5 |x| + 1 units).
+    CHECK(r.max_sub_ulp <= f.sub_bound);
   }
 }
 

@@ -17,8 +17,8 @@
 #include <bit>
 #include <cmath>
 #include <concepts>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -88,7 +88,8 @@ using scalar_t = typename lanes<V>::scalar;
 template <class V>
 inline constexpr std::size_t register_bytes = 0;
 template <class T, class A>
-inline constexpr std::size_t register_bytes<xsimd::batch<T, A>> = xsimd::batch<T, A>::size * sizeof(T);
+inline constexpr std::size_t register_bytes<xsimd::batch<T, A>> = xsimd::batch<T, A>::size *
+                                                                  sizeof(T);
 template <class V>
 using uint_t = typename lanes<V>::uint;
 template <class V>
@@ -126,15 +127,22 @@ V mul_add(const V& a, const V& b, const V& c) noexcept {
     using T = scalar_t<V>;
     constexpr std::size_t bytes = register_bytes<V>;
     constexpr bool f32 = std::is_same_v<T, float>;
-    if constexpr (bytes == 16 && f32) return V(_mm_fmadd_ps(a, b, c));
-    else if constexpr (bytes == 16) return V(_mm_fmadd_pd(a, b, c));
-    else if constexpr (bytes == 32 && f32) return V(_mm256_fmadd_ps(a, b, c));
-    else if constexpr (bytes == 32) return V(_mm256_fmadd_pd(a, b, c));
+    if constexpr (bytes == 16 && f32)
+      return V(_mm_fmadd_ps(a, b, c));
+    else if constexpr (bytes == 16)
+      return V(_mm_fmadd_pd(a, b, c));
+    else if constexpr (bytes == 32 && f32)
+      return V(_mm256_fmadd_ps(a, b, c));
+    else if constexpr (bytes == 32)
+      return V(_mm256_fmadd_pd(a, b, c));
 #if defined(__AVX512F__)
-    else if constexpr (bytes == 64 && f32) return V(_mm512_fmadd_ps(a, b, c));
-    else if constexpr (bytes == 64) return V(_mm512_fmadd_pd(a, b, c));
+    else if constexpr (bytes == 64 && f32)
+      return V(_mm512_fmadd_ps(a, b, c));
+    else if constexpr (bytes == 64)
+      return V(_mm512_fmadd_pd(a, b, c));
 #endif
-    else return xsimd::fma(a, b, c);
+    else
+      return xsimd::fma(a, b, c);
 #else
     return xsimd::fma(a, b, c);
 #endif
@@ -146,13 +154,6 @@ template <class V>
 V clear_sign(const V& x) noexcept {
   using S = scalar_t<V>;
   return from_uint<V>(as_uint(x) & uint_t<V>(as_uint(S(-0.0)) - 1));
-}
-
-/// x with its sign bit set: -|x|.
-template <class V>
-V set_sign(const V& x) noexcept {
-  using S = scalar_t<V>;
-  return from_uint<V>(as_uint(x) | uint_t<V>(as_uint(S(-0.0))));
 }
 
 /// x clamped to [lo, hi], NaN passed through. For batches this relies on x86's maxps/minps

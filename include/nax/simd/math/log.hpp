@@ -20,11 +20,10 @@ struct log_constants;
 // relative to log1p(f) itself.
 template <>
 struct log_constants<float> {
-  static constexpr float c[] = {-0.49999997733197509375f, 0.33333312941541245622f,
-                                -0.25000751220652372685f, 0.20002695558682994865f,
-                                -0.16628920120891985254f, 0.14173454032330827013f,
-                                -0.13072553228859002618f, 0.12917874747497441823f,
-                                -0.080646638228245761242f};
+  static constexpr float c[] = {
+      -0.49999997733197509375f, 0.33333312941541245622f,  -0.25000751220652372685f,
+      0.20002695558682994865f,  -0.16628920120891985254f, 0.14173454032330827013f,
+      -0.13072553228859002618f, 0.12917874747497441823f,  -0.080646638228245761242f};
   static constexpr std::uint32_t offset = 0x3F800000u - 0x3F3504F3u;  // bits(1) - bits(sqrt .5)
   static constexpr std::uint32_t sqrt_half = 0x3F3504F3u;
   static constexpr std::uint32_t mantissa = 0x007FFFFFu;
@@ -105,8 +104,9 @@ V log(const V& x) noexcept {
 /// The natural logarithm of x, for float, double or an xsimd batch of either.
 ///
 /// Error (against std::log in long double, see docs/simd_math.md): float <= 1 ulp, double
-/// <= 1 ulp, for every positive x including subnormals. log(+-0) = -inf, log(x < 0) = NaN,
-/// log(+inf) = +inf, log(NaN) = NaN. Scalars and each lane of a batch give the same bits.
+/// <= 1.5 ulp (measured 0.91 / 1.09), for every positive x including subnormals. log(+-0) = -inf,
+/// log(x < 0) = NaN, log(+inf) = +inf, log(NaN) = NaN. Scalars and each lane of a batch give the
+/// same bits.
 template <real_value V>
 V log(V x) noexcept {
   return math_detail::log(x);
