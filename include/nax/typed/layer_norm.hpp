@@ -69,15 +69,16 @@ struct layer_norm_row {
   }
 };
 
-template <class Of, class E, class P>
-void check_parameter(const E& e, const P& p, const char* what) {
-  boost::mp11::mp_for_each<
-      boost::mp11::mp_transform<boost::mp11::mp_identity, typename P::axes_type>>([&](auto id) {
-    using A = typename decltype(id)::type;
-    if (p.template extent<A>() != e.template extent<A>())
-      throw_shape_error("layer_norm: axis '", A::name, "' of ", what, " has ",
-                        p.template extent<A>(), " but x has ", e.template extent<A>());
-  });
+template <class A, class E, class P>
+void check_parameter_axis(const E& e, const P& p, const char* what) {
+  if (p.template extent<A>() != e.template extent<A>())
+    throw_shape_error("layer_norm: axis '", A::name, "' of ", what, " has ", p.template extent<A>(),
+                      " but x has ", e.template extent<A>());
+}
+
+template <class E, class P, class... A>
+void check_parameter(const E& e, const P& p, const char* what, axes<A...>*) {
+  (check_parameter_axis<A>(e, p, what), ...);
 }
 
 }  // namespace detail
@@ -101,8 +102,8 @@ auto layer_norm(X&& x, G&& gamma, B&& beta, S eps) {
   static_assert(
       detail::check_assignable<typename E::axes_type, typename decltype(g)::axes_type, false>() &&
       detail::check_assignable<typename E::axes_type, typename decltype(b)::axes_type, false>());
-  detail::check_parameter<A>(e, g, "gamma");
-  detail::check_parameter<A>(e, b, "beta");
+  detail::check_parameter(e, g, "gamma", static_cast<typename decltype(g)::axes_type*>(nullptr));
+  detail::check_parameter(e, b, "beta", static_cast<typename decltype(b)::axes_type*>(nullptr));
   using order = detail::row_order<typename E::axes_type, A>;
   tensor_of<V, typename E::axes_type> out(detail::extents_over<typename E::axes_type>::of(e));
   detail::for_each_row<A, V>(e, out, detail::layer_norm_row<V>{static_cast<V>(eps)},
