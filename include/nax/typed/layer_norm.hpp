@@ -77,7 +77,8 @@ void check_parameter_axis(const E& e, const P& p, const char* what) {
 }
 
 template <class E, class P, class... A>
-void check_parameter(const E& e, const P& p, const char* what, axes<A...>*) {
+void check_parameter([[maybe_unused]] const E& e, [[maybe_unused]] const P& p,
+                     [[maybe_unused]] const char* what, axes<A...>*) {
   (check_parameter_axis<A>(e, p, what), ...);
 }
 
