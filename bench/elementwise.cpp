@@ -23,17 +23,25 @@
 //   PyTorch             torch eager in a child process (bench/peers/torch_peer.py)
 //   limits              STREAM triad a = b + s * c (12 bytes per element) and scale a = s * b
 //                       (8 bytes per element, the chain's pattern), each with ordinary and with
-//                       non-temporal (streaming) stores
+//                       non-temporal (streaming) stores; and the chain itself as an OpenMP loop on
+//                       nax's AVX2 vectors and nax::simd::tanh with streaming stores (what it
+//                       costs moving only its 8 bytes per element)
 //
 // Method: every variant's output is checked against a scalar reference (double precision) before
-// timing, and the bench aborts on a mismatch. Each variant is calibrated to batches of ~20 ms and
-// warmed up; then R rounds (default 15) time one batch of each variant, the order rotating each
-// round (A B C, B C A, ...), after waiting until no thread pool (OpenMP's, Eigen's, nax's, the
-// child's) is still spinning. Median and best of the R batches, per call.
+// timing, and the bench aborts on a mismatch. Then R rounds (default 15) time each variant once,
+// the order rotating each round (A B C, B C A, ...). Cold (the default): a sample is one call
+// after every cache has been flushed (a 256 MiB read), so x comes from memory whatever ran
+// before; x and out (128 MiB) do not fit this machine's 105 MiB L3 but would partly stay there
+// from call to call, which favours whichever variant ran last. --warm: a sample is a ~20 ms batch
+// of calls. Before each sample the bench waits until no thread pool (OpenMP's, Eigen's, nax's,
+// the child's) is still spinning. Median and best of the R samples, per call.
 //
 // Usage: bench_elementwise [--reps R] [--threads 1,2] [--n N] [--ops chain_plain,chain_tanh]
-//        bench_elementwise --profile <variant> [--op chain_plain] [--threads T] [--calls K] [--n N]
-//          (runs just one variant K times, for perf or callgrind)
+//                          [--warm]
+//        bench_elementwise --profile <variant> [--op chain_plain] [--threads T] [--calls K]
+//                          [--n N] [--cold]
+//          (runs just one variant K times, back to back or each after a cache flush, for perf or
+//          callgrind)
 
 #if defined(NAX_BENCH_XTENSOR_OPENMP_PART)
 // ================================================================================================
@@ -109,13 +117,13 @@ void xtensor_openmp_chain(bool tanh, const float* x, float* out, std::size_t n, 
 #include <thread>
 #include <vector>
 
-#include <csignal>
-#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
 #include <immintrin.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <omp.h>
 
@@ -204,16 +212,32 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
-double cpu_seconds(clockid_t clock) {
-  timespec ts{};
-  if (clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+// Whether a thread of the process whose tasks are listed in `task_dir` (/proc/<pid>/task), other
+// than thread `skip`, is running or runnable (state R in its stat line).
+bool any_thread_running(const std::string& task_dir, pid_t skip) {
+  DIR* dir = opendir(task_dir.c_str());
+  if (!dir) return false;
+  bool running = false;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9' || std::atoi(e->d_name) == skip) continue;
+    std::ifstream in(task_dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(in, line);
+    const auto paren = line.rfind(')');  // the state follows "(comm) ", comm may hold anything
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'R') {
+      running = true;
+      break;
+    }
+  }
+  closedir(dir);
+  return running;
 }
 
 // 64-byte aligned, zero-initialized (touched) float buffer.
 struct buffer {
   explicit buffer(std::size_t n)
-      : size(n), data(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64))) {
+      : size(n),
+        data(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64))) {
     if (!data) fail("out of memory");
     std::memset(data, 0, n * sizeof(float));
   }
@@ -267,11 +291,10 @@ class torch_process {
     }
     to_ = fdopen(in[1], "w");
     from_ = fdopen(out[0], "r");
-    if (clock_getcpuclockid(pid_, &cpu_clock_) != 0) cpu_clock_ = -1;
     const std::string hello = ask("hello");
     if (!hello.starts_with("ok ")) {
-      info = cat("torch peer did not start (", hello.empty() ? std::string("no answer") : hello, "): run ",
-                 python, " -c 'import torch'");
+      info = cat("torch peer did not start (", hello.empty() ? std::string("no answer") : hello,
+                 "): run ", python, " -c 'import torch'");
       return false;
     }
     info = hello.substr(3);
@@ -296,11 +319,12 @@ class torch_process {
   // ask(), aborting unless the answer is "ok ..."; returns what follows "ok".
   std::string must(const std::string& command) {
     const std::string answer = ask(command);
-    if (answer != "ok" && !answer.starts_with("ok ")) fail("torch peer: '" + command + "': " + answer);
+    if (answer != "ok" && !answer.starts_with("ok "))
+      fail("torch peer: '" + command + "': " + answer);
     return answer.size() > 3 ? answer.substr(3) : "";
   }
 
-  double cpu() const { return cpu_clock_ == -1 || pid_ <= 0 ? 0 : cpu_seconds(cpu_clock_); }
+  pid_t pid() const { return pid_; }
 
   // Hands a buffer to the child as tensor `name` (a raw file in /dev/shm, read then removed).
   void load(const std::string& name, const float* data, const std::vector<std::size_t>& dims) {
@@ -325,7 +349,8 @@ class torch_process {
     const std::size_t got = std::fread(v.data(), sizeof(float), count, f);
     std::fclose(f);
     std::remove(path.c_str());
-    if (got != count) fail(cat("torch peer: result of ", op, " has ", std::to_string(got), " values"));
+    if (got != count)
+      fail(cat("torch peer: result of ", op, " has ", std::to_string(got), " values"));
     return v;
   }
 
@@ -343,21 +368,27 @@ class torch_process {
   pid_t pid_ = -1;
   FILE* to_ = nullptr;
   FILE* from_ = nullptr;
-  clockid_t cpu_clock_ = -1;
   bool ok_ = false;
 };
 
 torch_process* g_torch = nullptr;  // for quiesce()
 
-// Waits until no thread of this process or of the torch child is still running (thread pools
-// spin for a while after a parallel region: libgomp's for up to a few ms), so that a variant
-// never shares the cores with the previous one's spinning workers. At most ~200 ms.
+// Waits until no other thread of this process or of the torch child is running or runnable:
+// thread pools spin for a while after a parallel region (libgomp's workers for ~4 ms here, Eigen's
+// and nax's less), and a variant must not share the cores with the previous one's spinning
+// workers. (Thread states, not CPU clocks: those of threads on other cores advance only at
+// scheduler ticks, 4 ms apart, and miss a short spin.) Quiet means 3 checks 1 ms apart; at most
+// ~0.5 s.
 void quiesce() {
-  auto busy = [] { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) + (g_torch ? g_torch->cpu() : 0); };
-  for (int i = 0; i < 100; ++i) {
-    const double before = busy();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (busy() - before < 0.2e-3) return;
+  const std::string self = "/proc/self/task";
+  const std::string child =
+      g_torch && g_torch->pid() > 0 ? cat("/proc/", std::to_string(g_torch->pid()), "/task") : "";
+  const pid_t me = gettid();
+  for (int i = 0, quiet = 0; i < 500 && quiet < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const bool busy =
+        any_thread_running(self, me) || (!child.empty() && any_thread_running(child, 0));
+    quiet = busy ? 0 : quiet + 1;
   }
 }
 
@@ -385,7 +416,23 @@ double time_local(F& f, std::size_t calls) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-void measure(std::vector<variant>& vs, int reps, double batch_seconds) {
+// Evicts every cache level: reads (clean lines, so nothing is left to write back later) a buffer
+// 2.5 times the 105 MiB L3, with 2 threads. The previous variant's dirty lines are written back
+// here, outside the timing.
+void flush_caches() {
+  static std::vector<float> junk(std::size_t{256} << 18, 1.0f);  // 256 MiB
+  const auto m = static_cast<std::ptrdiff_t>(junk.size());
+  const float* p = junk.data();
+  float sum = 0;
+#pragma omp parallel for num_threads(2) schedule(static) reduction(+ : sum)
+  for (std::ptrdiff_t i = 0; i < m; i += 16) sum += p[i];
+  do_not_optimize(sum);
+}
+
+// Cold: every sample is one call after flush_caches() (inputs come from memory, as for arrays
+// this size in a pipeline that has moved on). Warm: every sample is a batch of calls lasting
+// ~batch_seconds, so after the first call the variant finds what it left in the caches.
+void measure(std::vector<variant>& vs, int reps, double batch_seconds, bool cold) {
   for (auto& v : vs) {
     const std::string problem = v.verify();
     if (!problem.empty()) fail("MISMATCH: " + v.name + " (" + v.threads + " threads): " + problem);
@@ -394,13 +441,15 @@ void measure(std::vector<variant>& vs, int reps, double batch_seconds) {
     quiesce();
     v.time_calls(1);  // warm-up
     const double once = std::max(v.time_calls(1), 1e-7);
-    v.calls = std::max<std::size_t>(1, static_cast<std::size_t>(batch_seconds / once + 0.5));
-    v.time_calls(v.calls);  // warm-up batch
+    v.calls =
+        cold ? 1 : std::max<std::size_t>(1, static_cast<std::size_t>(batch_seconds / once + 0.5));
+    if (!cold) v.time_calls(v.calls);  // warm-up batch
   }
   std::vector<std::vector<double>> samples(vs.size());
   for (int r = 0; r < reps; ++r)
     for (std::size_t j = 0; j < vs.size(); ++j) {
       const std::size_t k = (static_cast<std::size_t>(r) + j) % vs.size();
+      if (cold) flush_caches();
       quiesce();
       samples[k].push_back(vs[k].time_calls(vs[k].calls) / static_cast<double>(vs[k].calls));
     }
@@ -410,6 +459,26 @@ void measure(std::vector<variant>& vs, int reps, double batch_seconds) {
     vs[k].median = s[s.size() / 2];
     vs[k].best = s.front();
   }
+}
+
+// --profile: `calls` calls of one variant, back to back, or (cold) each after a cache flush;
+// returns "median ms (best ms) per call".
+std::string profile_run(const variant& v, std::size_t calls, bool cold) {
+  std::vector<double> ms;
+  if (!cold) {
+    ms.push_back(v.time_calls(calls) / static_cast<double>(std::max<std::size_t>(calls, 1)) * 1e3);
+  } else {
+    for (std::size_t i = 0; i < calls; ++i) {
+      flush_caches();
+      quiesce();
+      ms.push_back(v.time_calls(1) * 1e3);
+    }
+  }
+  std::sort(ms.begin(), ms.end());
+  char text[96];
+  std::snprintf(text, sizeof text, "%.3f ms (best %.3f) per call, %s", ms[ms.size() / 2],
+                ms.front(), cold ? "cold" : "back to back");
+  return text;
 }
 
 double gbs(const variant& v, double seconds) { return v.bytes / seconds * 1e-9; }
@@ -429,11 +498,13 @@ void print_table(const std::vector<variant>& vs, double peer_target,
     if (v.role == kind::nax && !nax_v) nax_v = &v;
     if (v.role == kind::peer && (!best_peer || v.median < best_peer->median)) best_peer = &v;
   }
-  std::printf("| variant | threads | ms/call median | ms/call best | GB/s median | GB/s best | nax/variant |\n");
+  std::printf(
+      "| variant | threads | ms/call median | ms/call best | GB/s median | GB/s best | nax/variant "
+      "|\n");
   std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& v : vs)
-    std::printf("| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2fx |\n", v.name.c_str(), v.threads.c_str(),
-                v.median * 1e3, v.best * 1e3, gbs(v, v.median), gbs(v, v.best),
+    std::printf("| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2fx |\n", v.name.c_str(),
+                v.threads.c_str(), v.median * 1e3, v.best * 1e3, gbs(v, v.median), gbs(v, v.best),
                 nax_v ? v.median / nax_v->median : 0.0);
   if (!nax_v) return;
   std::printf("\n");
@@ -441,7 +512,8 @@ void print_table(const std::vector<variant>& vs, double peer_target,
     const double r = best_peer->median / nax_v->median;
     std::printf("nax / best peer (%s): %.2fx by median, %.2fx by best", best_peer->name.c_str(), r,
                 best_peer->best / nax_v->best);
-    if (peer_target > 0) std::printf(" (target >= %.2fx: %s)", peer_target, r >= peer_target ? "met" : "MISSED");
+    if (peer_target > 0)
+      std::printf(" (target >= %.2fx: %s)", peer_target, r >= peer_target ? "met" : "MISSED");
     std::printf("\n");
   }
   for (const auto& [name, target] : limit_targets)
@@ -457,8 +529,10 @@ void print_table(const std::vector<variant>& vs, double peer_target,
 struct options {
   int reps = 15;
   std::vector<int> threads{1, 2};
-  std::size_t n = 0;
+  std::size_t n = 0;     // elements (elementwise) or row length (rowops, reduce); 0: the default
+  std::size_t rows = 0;  // rows (rowops, reduce); 0: the default
   std::vector<std::string> ops;
+  int cold = -1;        // 1: --cold, 0: --warm, -1: the benchmark's default
   std::string profile;  // variant name: run only it
   std::size_t calls = 20;
 };
@@ -487,11 +561,16 @@ options parse(int argc, char** argv) {
       o.reps = std::max(1, std::atoi(next().c_str()));
     } else if (a == "--threads") {
       o.threads.clear();
-      for (const auto& t : split_list(next())) o.threads.push_back(std::max(1, std::atoi(t.c_str())));
+      for (const auto& t : split_list(next()))
+        o.threads.push_back(std::max(1, std::atoi(t.c_str())));
     } else if (a == "--n") {
       o.n = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--rows") {
+      o.rows = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--ops" || a == "--op") {
       o.ops = split_list(next());
+    } else if (a == "--cold" || a == "--warm") {
+      o.cold = a == "--cold";
     } else if (a == "--profile") {
       o.profile = next();
     } else if (a == "--calls") {
@@ -505,24 +584,27 @@ options parse(int argc, char** argv) {
 
 void print_header(const char* title, const std::string& torch_info) {
   std::printf("%s\n\n", title);
-  std::printf("cpu:        %s (allowed: %s)\n", read_line_starting("/proc/cpuinfo", "model name").c_str(),
+  std::printf("cpu:        %s (allowed: %s)\n",
+              read_line_starting("/proc/cpuinfo", "model name").c_str(),
               read_line_starting("/proc/self/status", "Cpus_allowed_list").c_str());
   std::printf("compiler:   %s\n", NAX_BENCH_COMPILER);
   std::string flags = NAX_BENCH_FLAGS;
   flags.erase(0, flags.find_first_not_of(' '));
-  std::printf("flags:      %s (__cplusplus %ld, OpenMP %d)\n", flags.c_str(), static_cast<long>(__cplusplus),
-              _OPENMP);
-  std::printf("nax SIMD:   %s (%zu floats per vector)\n", nax::simd::arch::name(), nax::simd::width<float>);
+  std::printf("flags:      %s (__cplusplus %ld, OpenMP %d)\n", flags.c_str(),
+              static_cast<long>(__cplusplus), _OPENMP);
+  std::printf("nax SIMD:   %s (%zu floats per vector)\n", nax::simd::arch::name(),
+              nax::simd::width<float>);
 #if NAX_BENCH_HAVE_EIGEN
-  std::printf("Eigen:      %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
-              Eigen::SimdInstructionSetsInUse());
+  std::printf("Eigen:      %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+              EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
 #else
   std::printf("Eigen:      not found at configure time; its rows are skipped\n");
 #endif
 #ifdef XTENSOR_VERSION_MAJOR
-  std::printf("xtensor:    %d.%d.%d with xsimd %d.%d.%d (%s, %zu floats per batch)\n", XTENSOR_VERSION_MAJOR,
-              XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH, XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR,
-              XSIMD_VERSION_PATCH, xsimd::default_arch::name(), xsimd::batch<float>::size);
+  std::printf("xtensor:    %d.%d.%d with xsimd %d.%d.%d (%s, %zu floats per batch)\n",
+              XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH,
+              XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR, XSIMD_VERSION_PATCH,
+              xsimd::default_arch::name(), xsimd::batch<float>::size);
 #elif defined(NAX_BENCH_SHOWS_XTENSOR)
   std::printf("xtensor:    not found at configure time; its rows are skipped\n");
 #endif
@@ -563,8 +645,10 @@ std::string compare(const float* got, const float* ref, std::size_t n, double to
   }
   if (bad == 0) return "";
   char msg[256];
-  std::snprintf(msg, sizeof msg, "%zu of %zu elements off (first at %zu: %.9g, reference %.9g; worst error %.3g)",
-                bad, n, first, static_cast<double>(got[first]), static_cast<double>(ref[first]), worst);
+  std::snprintf(msg, sizeof msg,
+                "%zu of %zu elements off (first at %zu: %.9g, reference %.9g; worst error %.3g)",
+                bad, n, first, static_cast<double>(got[first]), static_cast<double>(ref[first]),
+                worst);
   return msg;
 }
 
@@ -577,15 +661,15 @@ constexpr float ka = 0.75f, kb = 0.25f, kc = 1.25f;
 
 // --- the hand-written loops and the limits (OpenMP, static schedule) ----------------------------
 
-void hand_chain_plain(const float* __restrict x, float* __restrict out, std::size_t n, float a, float b,
-                      float c, int threads) {
+void hand_chain_plain(const float* __restrict x, float* __restrict out, std::size_t n, float a,
+                      float b, float c, int threads) {
   const auto m = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t i = 0; i < m; ++i) out[i] = (x[i] * a + b) * c + x[i];
 }
 
-void hand_chain_tanh(const float* __restrict x, float* __restrict out, std::size_t n, float a, float b,
-                     float c, int threads) {
+void hand_chain_tanh(const float* __restrict x, float* __restrict out, std::size_t n, float a,
+                     float b, float c, int threads) {
   const auto m = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t i = 0; i < m; ++i) out[i] = std::tanh(x[i] * a + b) * c + x[i];
@@ -593,12 +677,34 @@ void hand_chain_tanh(const float* __restrict x, float* __restrict out, std::size
 
 // [lo, hi) of thread t of `count`, in whole 64-byte lines (n is a multiple of 16 here).
 std::pair<std::ptrdiff_t, std::ptrdiff_t> thread_range(std::size_t n, int t, int count) {
-  const nax::index_range r = nax::split_range(0, n / 16, static_cast<std::size_t>(t), static_cast<std::size_t>(count));
+  const nax::index_range r =
+      nax::split_range(0, n / 16, static_cast<std::size_t>(t), static_cast<std::size_t>(count));
   return {static_cast<std::ptrdiff_t>(r.begin * 16), static_cast<std::ptrdiff_t>(r.end * 16)};
 }
 
-void triad(float* __restrict a, const float* __restrict b, const float* __restrict c, float s, std::size_t n,
-           int threads) {
+// The fused loop with non-temporal stores, on nax's own vectors (AVX2) and nax::simd::tanh, each
+// thread a contiguous range: what the chain costs when it moves only its 8 counted bytes per
+// element (no write-allocate read of the output). A limit for this kernel, not a peer.
+template <bool Tanh>
+void hand_chain_nt(const float* x, float* out, std::size_t n, float a, float b, float c,
+                   int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+    const auto [lo, hi] = thread_range(n, omp_get_thread_num(), omp_get_num_threads());
+    using vec = nax::simd::vec<float>;
+    const vec va(a), vb(b), vc(c);
+    for (std::ptrdiff_t i = lo; i < hi; i += 8) {
+      const vec v = vec::load_aligned(x + i);
+      vec u = nax::simd::fma(v, va, vb);
+      if constexpr (Tanh) u = nax::simd::tanh(u);
+      _mm256_stream_ps(out + i, nax::simd::fma(u, vc, v));
+    }
+    _mm_sfence();
+  }
+}
+
+void triad(float* __restrict a, const float* __restrict b, const float* __restrict c, float s,
+           std::size_t n, int threads) {
   const auto m = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t i = 0; i < m; ++i) a[i] = b[i] + s * c[i];
@@ -610,7 +716,8 @@ void triad_nt(float* a, const float* b, const float* c, float s, std::size_t n, 
     const auto [lo, hi] = thread_range(n, omp_get_thread_num(), omp_get_num_threads());
     const __m256 vs = _mm256_set1_ps(s);
     for (std::ptrdiff_t i = lo; i < hi; i += 8)
-      _mm256_stream_ps(a + i, _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i))));
+      _mm256_stream_ps(
+          a + i, _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i))));
     _mm_sfence();
   }
 }
@@ -626,7 +733,8 @@ void scale_nt(float* a, const float* b, float s, std::size_t n, int threads) {
   {
     const auto [lo, hi] = thread_range(n, omp_get_thread_num(), omp_get_num_threads());
     const __m256 vs = _mm256_set1_ps(s);
-    for (std::ptrdiff_t i = lo; i < hi; i += 8) _mm256_stream_ps(a + i, _mm256_mul_ps(vs, _mm256_load_ps(b + i)));
+    for (std::ptrdiff_t i = lo; i < hi; i += 8)
+      _mm256_stream_ps(a + i, _mm256_mul_ps(vs, _mm256_load_ps(b + i)));
     _mm_sfence();
   }
 }
@@ -645,8 +753,8 @@ struct data {
   }
   std::size_t n;
   nax::tensor<float, I> x, out, t1, t2, t3;  // input, output, the unfused variant's temporaries
-  buffer ta, tb, tc;                          // the STREAM arrays
-  std::vector<float> ref;                     // the current op's reference
+  buffer ta, tb, tc;                         // the STREAM arrays
+  std::vector<float> ref;                    // the current op's reference
 };
 
 void make_reference(data& d, bool tanh_op) {
@@ -657,7 +765,8 @@ void make_reference(data& d, bool tanh_op) {
   }
 }
 
-// Checks d.out after `run` (d.out is filled with NaN first, so a variant that writes nothing fails).
+// Checks d.out after `run` (d.out is filled with NaN first, so a variant that writes nothing
+// fails).
 std::string check_out(data& d, const std::function<void()>& run) {
   d.out.fill(std::numeric_limits<float>::quiet_NaN());
   run();
@@ -701,28 +810,32 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
 
   // nax
   if (tanh_op)
-    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d, [&x, &out] { out = nax::tanh(x * ka + kb) * kc + x; }));
+    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d,
+                               [&x, &out] { out = nax::tanh(x * ka + kb) * kc + x; }));
   else
-    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d, [&x, &out] { out = (x * ka + kb) * kc + x; }));
+    vs.push_back(local_variant("nax", ts, kind::nax, bytes, d,
+                               [&x, &out] { out = (x * ka + kb) * kc + x; }));
   // nax op by op, through temporaries
   auto& t1 = d.t1;
   auto& t2 = d.t2;
   auto& t3 = d.t3;
   if (tanh_op)
-    vs.push_back(local_variant("nax unfused (eager-style, 5 ops)", ts, kind::baseline, bytes, d, [&] {
-      t1 = x * ka;
-      t2 = t1 + kb;
-      t3 = nax::tanh(t2);
-      t1 = t3 * kc;
-      out = t1 + x;
-    }));
+    vs.push_back(
+        local_variant("nax unfused (eager-style, 5 ops)", ts, kind::baseline, bytes, d, [&] {
+          t1 = x * ka;
+          t2 = t1 + kb;
+          t3 = nax::tanh(t2);
+          t1 = t3 * kc;
+          out = t1 + x;
+        }));
   else
-    vs.push_back(local_variant("nax unfused (eager-style, 4 ops)", ts, kind::baseline, bytes, d, [&] {
-      t1 = x * ka;
-      t2 = t1 + kb;
-      t3 = t2 * kc;
-      out = t3 + x;
-    }));
+    vs.push_back(
+        local_variant("nax unfused (eager-style, 4 ops)", ts, kind::baseline, bytes, d, [&] {
+          t1 = x * ka;
+          t2 = t1 + kb;
+          t3 = t2 * kc;
+          out = t3 + x;
+        }));
   // hand loop
   if (tanh_op)
     vs.push_back(local_variant("hand loop (OpenMP, std::tanh)", ts, kind::peer, bytes, d,
@@ -745,8 +858,10 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
         const map_in X(xp, m);
         map_out(op, m) = (X * ka + kb) * kc + X;
       }));
-    using tin = Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
-    using tout = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
+    using tin = Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor, Eigen::Index>,
+                                 Eigen::Aligned64>;
+    using tout =
+        Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
     auto tensor_variant = [&](auto device, std::string name) {
       if (tanh_op)
         vs.push_back(local_variant(std::move(name), ts, kind::peer, bytes, d, [=] {
@@ -811,6 +926,12 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
     vs.push_back(std::move(v));
   }
   // limits
+  if (tanh_op)
+    vs.push_back(local_variant("fused loop, NT stores (nax::simd::tanh)", ts, kind::limit, bytes, d,
+                               [=] { hand_chain_nt<true>(xp, op, n, ka, kb, kc, t); }));
+  else
+    vs.push_back(local_variant("fused loop, NT stores", ts, kind::limit, bytes, d,
+                               [=] { hand_chain_nt<false>(xp, op, n, ka, kb, kc, t); }));
   float* a = d.ta.data;
   const float* b = d.tb.data;
   const float* c = d.tc.data;
@@ -837,10 +958,12 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
   auto f_scale = [=] { scale(a, b, s, n, t); };
   auto f_scale_nt = [=] { scale_nt(a, b, s, n, t); };
   const double nn = static_cast<double>(n);
-  vs.push_back(local_variant("STREAM triad", ts, kind::limit, 12 * nn, d, f_triad, with_check(f_triad, check_triad)));
+  vs.push_back(local_variant("STREAM triad", ts, kind::limit, 12 * nn, d, f_triad,
+                             with_check(f_triad, check_triad)));
   vs.push_back(local_variant("STREAM triad, NT stores", ts, kind::limit, 12 * nn, d, f_triad_nt,
                              with_check(f_triad_nt, check_triad)));
-  vs.push_back(local_variant("STREAM scale", ts, kind::limit, 8 * nn, d, f_scale, with_check(f_scale, check_scale)));
+  vs.push_back(local_variant("STREAM scale", ts, kind::limit, 8 * nn, d, f_scale,
+                             with_check(f_scale, check_scale)));
   vs.push_back(local_variant("STREAM scale, NT stores", ts, kind::limit, 8 * nn, d, f_scale_nt,
                              with_check(f_scale_nt, check_scale)));
   return vs;
@@ -867,18 +990,27 @@ int main(int argc, char** argv) {
     auto vs = variants(d, o.ops.front() == "chain_tanh", t, torch);
     const variant* v = find(vs, o.profile);
     if (!v) fail("no variant named '" + o.profile + "'");
-    const double s = v->time_calls(o.calls);
-    std::printf("%s, %s, %d threads, n %zu: %zu calls, %.3f ms/call\n", v->name.c_str(), o.ops.front().c_str(), t, n,
-                o.calls, s / static_cast<double>(o.calls) * 1e3);
+    std::printf("%s, %s, %d threads, n %zu, %zu calls: %s\n", v->name.c_str(),
+                o.ops.front().c_str(), t, n, o.calls,
+                profile_run(*v, o.calls, o.cold == 1).c_str());
     return 0;
   }
 
-  print_header("bench_elementwise: out = (x * a + b) * c + x and out = tanh(x * a + b) * c + x over n floats",
-               torch_info);
-  std::printf("n:          %zu floats (%.0f MiB per array); counted bytes: 8 per element (read x, write out)\n", n,
-              static_cast<double>(n) * 4 / (1 << 20));
-  std::printf("method:     check vs double reference; ~20 ms batches; %d rounds, order rotating; median and best\n",
-              o.reps);
+  const bool cold = o.cold != 0;  // default: cold
+  print_header(
+      "bench_elementwise: out = (x * a + b) * c + x and out = tanh(x * a + b) * c + x over n "
+      "floats",
+      torch_info);
+  std::printf(
+      "n:          %zu floats (%.0f MiB per array); counted bytes: 8 per element (read x, write "
+      "out)\n",
+      n, static_cast<double>(n) * 4 / (1 << 20));
+  std::printf(
+      "method:     outputs checked vs a double reference; %s; %d rounds, order rotating; median, "
+      "best\n",
+      cold ? "cold: one call per sample, caches flushed before it"
+           : "warm: ~20 ms batches of calls",
+      o.reps);
 
   if (torch.ok()) {
     torch.load("x", d.x.data(), {n});
@@ -892,11 +1024,15 @@ int main(int argc, char** argv) {
     for (int t : o.threads) {
       nax::set_num_threads(t);
       auto vs = variants(d, tanh_op, t, torch);
-      measure(vs, o.reps, 0.020);
+      measure(vs, o.reps, 0.020, cold);
       std::printf("\n### %s, %d thread%s\n\n", op.c_str(), t, t == 1 ? "" : "s");
-      print_table(vs, t == 2 ? 1.15 : 0,
-                  {{"STREAM triad", t == 2 ? 0.85 : 0}, {"STREAM triad, NT stores", 0}, {"STREAM scale", 0},
-                   {"STREAM scale, NT stores", 0}});
+      print_table(
+          vs, t == 2 ? 1.15 : 0,
+          {{"STREAM triad", t == 2 ? 0.85 : 0},
+           {"STREAM triad, NT stores", 0},
+           {"STREAM scale", 0},
+           {"STREAM scale, NT stores", 0},
+           {tanh_op ? "fused loop, NT stores (nax::simd::tanh)" : "fused loop, NT stores", 0}});
       std::fflush(stdout);
     }
   }
