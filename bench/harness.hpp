@@ -47,7 +47,6 @@
 
 namespace {
 
-
 template <class T>
 inline void do_not_optimize(const T& value) {
   __asm__ __volatile__("" : : "g"(&value) : "memory");
