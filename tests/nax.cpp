@@ -18,7 +18,8 @@ TEST_CASE("nax.hpp gives the foundation's surface") {
   nax::bindings b = nax::extract_bindings(pattern, concrete);
   CHECK(b.to_string() == "{batch: 32}");
   CHECK(nax::unify_axis_name("batch", "") == "batch");
-  CHECK(nax::unify_shapes(pattern, nax::shape::make(nax::dtype::f32, {nax::dynamic, 8})) == pattern);
+  CHECK(nax::unify_shapes(pattern, nax::shape::make(nax::dtype::f32, {nax::dynamic, 8})) ==
+        pattern);
   CHECK(nax::extents<batch, hidden>(batch(2)).size() == 16);
 }
 
@@ -30,9 +31,12 @@ TEST_CASE("nax.hpp gives the whole typed surface") {
   g.fill(1);
   bias.fill(0.5f);
   nax::tensor<float, batch, seq, hidden> y = nax::tanh(x * 2.0f + bias);
-  y += nax::sigmoid(x) * nax::gelu(x) - nax::silu(x) / (nax::abs(x) + 1) + nax::relu(x) - nax::gelu_tanh(x);
-  y = nax::where(x > 0, nax::exp(x), nax::leaky_relu(x, 0.1)) + nax::min(x, 0.5f) + nax::max(x, -0.5f);
-  y -= nax::sqrt(nax::abs(x)) + nax::rsqrt(x * x + 1) + nax::log(x * x + 1) + nax::pow(nax::abs(x), 1.5f);
+  y += nax::sigmoid(x) * nax::gelu(x) - nax::silu(x) / (nax::abs(x) + 1) + nax::relu(x) -
+       nax::gelu_tanh(x);
+  y = nax::where(x > 0, nax::exp(x), nax::leaky_relu(x, 0.1)) + nax::min(x, 0.5f) +
+      nax::max(x, -0.5f);
+  y -= nax::sqrt(nax::abs(x)) + nax::rsqrt(x * x + 1) + nax::log(x * x + 1) +
+       nax::pow(nax::abs(x), 1.5f);
   auto s = nax::sum<hidden>(y) + nax::mean<hidden>(y) - nax::max<hidden>(y) + nax::min<hidden>(y);
   auto sm = nax::softmax<hidden>(y - nax::max<hidden>(y));
   auto ls = nax::log_softmax<hidden>(y);

@@ -45,7 +45,8 @@ bool close(double got, double want, double rel) {
   return std::abs(got - want) <= rel * std::max(1.0, std::abs(want));
 }
 
-const std::array<std::array<std::size_t, 2>, 5> sizes{{{1, 1}, {1, 7}, {3, 33}, {5, 1027}, {1, 1000003}}};
+const std::array<std::array<std::size_t, 2>, 5> sizes{
+    {{1, 1}, {1, 7}, {3, 33}, {5, 1027}, {1, 1000003}}};
 
 // Checks f(x) elementwise against ref for each size.
 template <class T, class F, class Ref>
@@ -58,7 +59,8 @@ void check_unary(F f, Ref ref, double lo, double hi, double rel) {
     // Every element of the small sizes; a sample of the large one (its reference is costly).
     const std::size_t stride = x.size() > 10000 ? 13 : 1;
     for (std::size_t i = 0; i < x.size(); i += stride)
-      if (!close(y.data()[i], ref(static_cast<long double>(x.data()[i])), rel) && wrong++ == 0) first = i;
+      if (!close(y.data()[i], ref(static_cast<long double>(x.data()[i])), rel) && wrong++ == 0)
+        first = i;
     INFO("size " << r << "x" << c << ", first mismatch at x = " << x.data()[first] << ": got "
                  << y.data()[first] << ", want " << ref(static_cast<long double>(x.data()[first])));
     CHECK(wrong == 0);

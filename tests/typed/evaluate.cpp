@@ -1,8 +1,8 @@
 // The evaluator: destination order, permutations, aliasing, views, errors, empty and threaded runs.
 #include <nax/typed/evaluate.hpp>
 
-#include <nax/runtime/thread_pool.hpp>
 #include <nax/runtime/cache_info.hpp>
+#include <nax/runtime/thread_pool.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/tensor.hpp>
@@ -124,7 +124,8 @@ TEST_CASE("empty tensors and rank 0") {
   CHECK(t() == 7);
 }
 
-TEST_CASE("an output larger than this core's share of the last-level cache is streamed, correctly") {
+TEST_CASE(
+    "an output larger than this core's share of the last-level cache is streamed, correctly") {
   const nax::cache_sizes& caches = nax::machine_caches();
   const std::size_t n = caches.l3 / caches.l3_sharing / sizeof(float) + 1001;  // odd: a tail
   nax::tensor<float, a_ax> x(a_ax{n});

@@ -10,9 +10,9 @@
 namespace nax {
 
 struct cache_sizes {
-  std::size_t l1d = 32 * 1024;           // per core
-  std::size_t l2 = 1024 * 1024;          // per core
-  std::size_t l3 = 8 * 1024 * 1024;      // last level, shared by `l3_sharing` logical CPUs
+  std::size_t l1d = 32 * 1024;       // per core
+  std::size_t l2 = 1024 * 1024;      // per core
+  std::size_t l3 = 8 * 1024 * 1024;  // last level, shared by `l3_sharing` logical CPUs
   std::size_t l3_sharing = 1;
 };
 
@@ -46,7 +46,9 @@ inline std::size_t count_cpu_list(std::string_view list) {
         if (ch >= '0' && ch <= '9') v = v * 10 + static_cast<std::size_t>(ch - '0');
       return v;
     };
-    count += dash == std::string_view::npos ? 1 : number(item.substr(dash + 1)) - number(item.substr(0, dash)) + 1;
+    count += dash == std::string_view::npos
+                 ? 1
+                 : number(item.substr(dash + 1)) - number(item.substr(0, dash)) + 1;
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -63,7 +65,8 @@ inline std::string read_line(const std::string& path) {
 inline cache_sizes read_cache_sizes() {
   cache_sizes c;
   for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     const std::string level = read_line(dir + "level"), type = read_line(dir + "type");
     if (level.empty()) break;
     if (type == "Instruction") continue;

@@ -106,7 +106,8 @@ struct destination_cursor {
     T* p = row + static_cast<std::ptrdiff_t>(i) * step;
     if (step == 1) {
       if constexpr (std::is_same_v<V, simd::vec<T>>) {
-        if (stream && reinterpret_cast<std::uintptr_t>(p) % sizeof(V) == 0) return simd::stream_store(p, v);
+        if (stream && reinterpret_cast<std::uintptr_t>(p) % sizeof(V) == 0)
+          return simd::stream_store(p, v);
       }
       v.store_unaligned(p);
     } else {
