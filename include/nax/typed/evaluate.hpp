@@ -146,6 +146,15 @@ destination_cursor<V, boost::mp11::mp_size<D>::value> make_destination(
   return d;
 }
 
+/// The multi-index of flat row number `flat` over the first `count` extents (row-major).
+inline void split_index(std::size_t flat, const std::size_t* extent, std::size_t count,
+                        std::size_t* idx) {
+  for (std::size_t j = count; j-- > 0;) {
+    idx[j] = flat % extent[j];
+    flat /= extent[j];
+  }
+}
+
 template <std::size_t R>
 std::ptrdiff_t row_offset(const strides_t<R>& s, const std::size_t* idx, std::size_t outer) {
   std::ptrdiff_t off = 0;
@@ -183,15 +192,11 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
     const std::size_t group_end = std::min(hi, group + tile_rows);
     for (std::size_t sub = 0; sub < n; sub += tile) {
       for (std::size_t item = group; item < group_end; ++item) {
-        std::size_t row = item / chunks_per_row;
         const std::size_t part = item % chunks_per_row;
         const std::size_t begin = std::max(sub, part * chunk);
         const std::size_t end = std::min({n, part * chunk + chunk, sub + tile});
         if (begin >= end) continue;
-        for (std::size_t j = outer; j-- > 0;) {
-          idx[j] = row % shape.extent[j];
-          row /= shape.extent[j];
-        }
+        split_index(item / chunks_per_row, shape.extent.data(), outer, idx.data());
         c.for_each_leaf(
             [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), outer)); });
         d.row = d.base + row_offset<R>(d.stride, idx.data(), outer);

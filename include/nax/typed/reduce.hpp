@@ -70,16 +70,6 @@ struct min {
 
 namespace detail {
 
-template <class L>
-struct extents_over;
-template <class... A>
-struct extents_over<axes<A...>> {
-  template <class E>
-  static nax::extents<A...> of(const E& e) {
-    return nax::extents<A...>(axis<A::fixed_name, dynamic>(e.template extent<A>())...);
-  }
-};
-
 template <class R, class T>
 T reduce_lanes(const simd::vec<T>& v) {
   alignas(64) T lanes[simd::width<T>];
@@ -96,14 +86,6 @@ simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
   v.store_aligned(lanes);
   for (std::size_t j = n; j < simd::width<T>; ++j) lanes[j] = R::template identity<T>();
   return simd::vec<T>::load_aligned(lanes);
-}
-
-template <std::size_t R>
-void split_index(std::size_t flat, const std::size_t* extent, std::size_t count, std::size_t* idx) {
-  for (std::size_t j = count; j-- > 0;) {
-    idx[j] = flat % extent[j];
-    flat /= extent[j];
-  }
 }
 
 template <std::size_t R>
@@ -166,12 +148,12 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
       std::size_t reduced_rows = 1;
       for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
       for (std::size_t item = lo; item < hi; ++item) {
-        split_index<R>(item, shape.extent.data(), kept_dims, idx.data());
+        split_index(item, shape.extent.data(), kept_dims, idx.data());
         vec acc0(Red::template identity<V>()), acc1 = acc0, acc2 = acc0, acc3 = acc0;
         V* target = nullptr;
         for (std::size_t r = 0; r < reduced_rows; ++r) {
-          split_index<R>(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
-                         idx.data() + kept_dims);
+          split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
+                      idx.data() + kept_dims);
           target = position();
           std::size_t i = 0;
           for (; i + 4 * w <= n; i += 4 * w) {
@@ -196,11 +178,11 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
       const std::size_t chunks = (n + chunk - 1) / chunk;
       for (std::size_t item = lo; item < hi; ++item) {
         const std::size_t kept_row = item / chunks, part = item % chunks;
-        split_index<R>(kept_row, shape.extent.data() + reduced_dims, kept_dims - 1,
-                       idx.data() + reduced_dims);
+        split_index(kept_row, shape.extent.data() + reduced_dims, kept_dims - 1,
+                    idx.data() + reduced_dims);
         const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
         for (std::size_t r = 0; r < reduced_rows; ++r) {
-          split_index<R>(r, shape.extent.data(), reduced_dims, idx.data());
+          split_index(r, shape.extent.data(), reduced_dims, idx.data());
           V* target = position();
           std::size_t i = begin;
           for (; i + w <= end; i += w) {

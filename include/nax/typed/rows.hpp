@@ -68,7 +68,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
     std::array<std::size_t, R> idx{};
     auto start = [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), R - 1)); };
     for (std::size_t r = lo; r < hi; ++r) {
-      split_index<R>(r, ext.data(), R - 1, idx.data());
+      split_index(r, ext.data(), R - 1, idx.data());
       cur.for_each_leaf(start);
       std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
       dst.row = dst.base + row_offset<R>(dst.stride, idx.data(), R - 1);

@@ -30,12 +30,23 @@ std::unique_ptr<T, aligned_free> allocate_aligned(std::size_t n) {
       static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})));
 }
 
+/// The extents of an expression along the axes of list L (each must be an axis of it).
+template <class L>
+struct extents_over;
+template <class... A>
+struct extents_over<axes<A...>> {
+  template <class E>
+  static nax::extents<A...> of(const E& e) {
+    return nax::extents<A...>(axis<A::fixed_name, dynamic>(e.template extent<A>())...);
+  }
+};
+
 // The extents of an expression, in the order of `Axes...` (which must be the expression's axes).
 template <class T, class... Axes>
 extents<Axes...> extents_from(const auto& e) {
   static_assert(check_assignable<axes<Axes...>,
                                  typename std::remove_cvref_t<decltype(e)>::axes_type, true>());
-  return extents<Axes...>(axis<Axes::fixed_name, dynamic>(e.template extent<Axes>())...);
+  return extents_over<axes<Axes...>>::of(e);
 }
 
 }  // namespace detail
