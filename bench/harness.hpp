@@ -32,6 +32,10 @@
 
 #include <omp.h>
 
+#if defined(NAX_BENCH_WANTS_EIGEN) && NAX_BENCH_HAVE_EIGEN
+#include <Eigen/Core>
+#endif
+
 #ifndef NAX_BENCH_HAVE_EIGEN
 #define NAX_BENCH_HAVE_EIGEN 0
 #endif
@@ -340,7 +344,7 @@ void measure(std::vector<variant>& vs, int reps, double batch_seconds, bool cold
 
 // --profile: `calls` calls of one variant, back to back, or (cold) each after a cache flush;
 // returns "median ms (best ms) per call".
-std::string profile_run(const variant& v, std::size_t calls, bool cold) {
+[[maybe_unused]] std::string profile_run(const variant& v, std::size_t calls, bool cold) {
   std::vector<double> ms;
   if (!cold) {
     ms.push_back(v.time_calls(calls) / static_cast<double>(std::max<std::size_t>(calls, 1)) * 1e3);
@@ -367,7 +371,7 @@ const variant* find(const std::vector<variant>& vs, const std::string& name) {
 }
 
 // The table of one (op, thread count), then nax's ratios to the best peer and to the limits.
-void print_table(const std::vector<variant>& vs, double peer_target,
+[[maybe_unused]] void print_table(const std::vector<variant>& vs, double peer_target,
                  const std::vector<std::pair<std::string, double>>& limit_targets) {
   const variant* nax_v = nullptr;
   const variant* best_peer = nullptr;
@@ -493,7 +497,7 @@ void print_header(const char* title, const std::string& torch_info) {
 }
 
 // Starts the torch child if the build found PyTorch; says what happened.
-std::string start_torch(torch_process& torch) {
+[[maybe_unused]] std::string start_torch(torch_process& torch) {
 #if NAX_BENCH_HAVE_TORCH
   std::string info;
   if (torch.start(NAX_BENCH_PYTHON, NAX_BENCH_TORCH_SCRIPT, info)) {
@@ -508,7 +512,7 @@ std::string start_torch(torch_process& torch) {
 }
 
 // Compares `got` with `ref`: |got - ref| <= tol * max(|ref|, floor). "" if every element passes.
-std::string compare(const float* got, const float* ref, std::size_t n, double tol, double floor) {
+[[maybe_unused]] std::string compare(const float* got, const float* ref, std::size_t n, double tol, double floor) {
   std::size_t bad = 0, first = n;
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {

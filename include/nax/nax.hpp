@@ -16,10 +16,14 @@
 #include <nax/core/shape_of.hpp>
 #include <nax/core/unify.hpp>
 #include <nax/io/print.hpp>
+#include <nax/kernels/gemm.hpp>
+#include <nax/kernels/gemm_plan.hpp>
+#include <nax/kernels/matrix_ref.hpp>
 #include <nax/runtime/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 #include <nax/simd/ops.hpp>
+#include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>

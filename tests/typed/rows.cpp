@@ -16,8 +16,8 @@ struct prefix_sum {
   void operator()(const Reader& x, const Dst& d, std::size_t n) const {
     double acc = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      acc += x.c.scalar(i);
-      d.row[static_cast<std::ptrdiff_t>(i) * d.step] = acc;
+      acc += x.scalar(i);
+      d.at(i) = acc;
     }
   }
 };
@@ -62,7 +62,7 @@ TEST_CASE("extra cursors are positioned at each row") {
   nax::detail::for_each_row<b_ax, float>(
       x, out,
       [](const auto& r, const auto& d, std::size_t n, const auto& weight) {
-        for (std::size_t i = 0; i < n; ++i) d.row[i] = r.c.scalar(i) * weight.scalar(i);
+        for (std::size_t i = 0; i < n; ++i) d.at(i) = r.scalar(i) * weight.scalar(i);
       },
       w.cursor<order>());
   for (std::size_t i = 0; i < 2; ++i)

@@ -6,7 +6,18 @@
 #include <cstddef>
 #include <type_traits>
 
+// g++ 12 reports the self-initialised placeholders of its own AVX-512 intrinsics as
+// uninitialised once inlined (GCC PR 105593, fixed in 13); diagnostic state goes by source
+// location, so silencing them here helps wherever this is the first include of xsimd.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+#else
+#include <xsimd/xsimd.hpp>
+#endif
 
 namespace nax::simd {
 

@@ -180,11 +180,60 @@ inline constexpr std::size_t parallel_grain_elements = 1 << 15;
 /// by 64 inner positions, so each cache line the gathers touch serves all 16 rows while hot.
 inline constexpr std::size_t gather_tile_rows = 16, gather_tile_inner = 64;
 
+// One row of a contiguous destination from a reader of contiguous leaves: pointers in locals,
+// the streaming choice made at compile time. Streaming needs aligned addresses: the first vector
+// is stored normally and the loop restarts at the first aligned position (rewriting a few
+// elements with the same values: a streamed expression never reads its destination).
+template <class L, bool Stream, class C, class T>
+void write_contiguous_row(C& c, T* out, std::size_t begin, std::size_t end) {
+  constexpr std::size_t w = simd::width<L>;
+  const auto r = c.template reader<L, row_access::contiguous>();
+  using V = decltype(r.load(0));
+  std::size_t i = begin;
+  if constexpr (Stream && std::is_same_v<V, simd::vec<T>>) {
+    constexpr std::size_t bytes = sizeof(V);
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out + i) % bytes;
+    if (misaligned != 0 && misaligned % sizeof(T) == 0 && i + w <= end) {
+      r.load(i).store_unaligned(out + i);
+      i += (bytes - misaligned) / sizeof(T);
+    }
+    if (reinterpret_cast<std::uintptr_t>(out + i) % bytes == 0)
+      for (; i + w <= end; i += w) simd::stream_store(out + i, r.load(i));
+  }
+  if constexpr (std::is_same_v<V, simd::vec<T>>) {
+    for (; i + w <= end; i += w) r.load(i).store_unaligned(out + i);
+  } else {  // a bool destination
+    for (; i + w <= end; i += w) {
+      alignas(64) T tmp[w];
+      r.load(i).store_aligned(tmp);
+      std::copy(tmp, tmp + w, out + i);
+    }
+  }
+  if (i < end) {
+    alignas(64) T tmp[w];
+    load_tail<L>(c, i, end - i).store_aligned(tmp);
+    std::copy(tmp, tmp + (end - i), out + i);
+  }
+}
+
+// Rows with any layout: strided leaves and destination, gathers read in tiles.
 template <class L, class C, class T, std::size_t R>
+void write_strided_row(C& c, const destination_cursor<T, R>& d, std::size_t begin,
+                       std::size_t end) {
+  constexpr std::size_t w = simd::width<L>;
+  const auto r = c.template reader<L, row_access::strided>();
+  std::size_t i = begin;
+  for (; i + w <= end; i += w) d.store(i, r.load(i));
+  if (i < end) d.store_tail(i, end - i, load_tail<L>(c, i, end - i));
+}
+
+/// How a loop nest's rows are written: contiguous (streamed or not), or any layout.
+enum class row_kind { strided, contiguous, contiguous_streamed };
+
+template <class L, row_kind Kind, class C, class T, std::size_t R>
 void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
                std::size_t chunks_per_row, std::size_t chunk, bool tiled, std::size_t lo,
                std::size_t hi) {
-  constexpr std::size_t w = simd::width<L>;
   const std::size_t outer = shape.rank - 1, n = shape.inner();
   const std::size_t tile_rows = tiled ? gather_tile_rows : 1, tile = tiled ? gather_tile_inner : n;
   std::array<std::size_t, (R > 0 ? R : 1)> idx{};
@@ -200,9 +249,10 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
         c.for_each_leaf(
             [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), outer)); });
         d.row = d.base + row_offset<R>(d.stride, idx.data(), outer);
-        std::size_t i = begin;
-        for (; i + w <= end; i += w) d.store(i, c.template load<L>(i));
-        if (i < end) d.store_tail(i, end - i, load_tail<L>(c, i, end - i));
+        if constexpr (Kind == row_kind::contiguous || Kind == row_kind::contiguous_streamed)
+          write_contiguous_row<L, Kind == row_kind::contiguous_streamed>(c, d.row, begin, end);
+        else
+          write_strided_row<L>(c, d, begin, end);
       }
     }
   }
@@ -287,9 +337,20 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   const std::size_t items = rows * chunks_per_row;
   const std::size_t item_elements = std::max<std::size_t>(1, std::min(n, chunk));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / item_elements);
-  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
-    run_items<lane>(c, d, shape, chunks_per_row, chunk, gathers && shape.rank > 1, lo, hi);
-  });
+  auto run = [&](auto kind) {
+    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+      run_items<lane, decltype(kind)::value>(c, d, shape, chunks_per_row, chunk,
+                                            gathers && shape.rank > 1, lo, hi);
+    });
+  };
+  if (d.step == 1 && contiguous_rows(c)) {
+    if (d.stream)
+      run(std::integral_constant<row_kind, row_kind::contiguous_streamed>{});
+    else
+      run(std::integral_constant<row_kind, row_kind::contiguous>{});
+  } else {
+    run(std::integral_constant<row_kind, row_kind::strided>{});
+  }
 }
 
 }  // namespace detail

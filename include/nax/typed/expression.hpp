@@ -63,38 +63,70 @@ constexpr T pad_value() {
     return T(1);
 }
 
-/// Loads `n < width` elements at stride `step` into a padded vector (or mask).
+/// What loading a vector of T at lane L yields: a vector of T, or a mask of L's width for bool.
 template <class L, class T>
-auto load_partial(const T* p, std::ptrdiff_t step, std::size_t n) {
-  constexpr std::size_t w = simd::width<std::conditional_t<std::is_void_v<L>, T, L>>;
+using loaded_t = std::conditional_t<std::is_same_v<T, bool>, simd::mask<L>, simd::vec<T>>;
+
+/// Loads `n <= width` elements at stride `step` into a padded vector (or mask).
+template <class L, class T>
+loaded_t<L, T> load_partial(const T* p, std::ptrdiff_t step, std::size_t n) {
+  constexpr std::size_t w = loaded_t<L, T>::size;
   alignas(64) T tmp[w];
   for (std::size_t j = 0; j < w; ++j)
     tmp[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
-  if constexpr (std::is_same_v<T, bool>)
-    return simd::mask<L>::load_aligned(tmp);
-  else
-    return simd::vec<T>::load_aligned(tmp);
+  return loaded_t<L, T>::load_aligned(tmp);
 }
 
-/// Loads a full vector at stride `step`: contiguous (1), broadcast (0, through a splat buffer)
-/// or gathered (any other stride: a branch the predictor gets right within a loop).
+// --- row readers ------------------------------------------------------------------------------
+// A cursor positioned at a row hands out a reader: a small value (pointers, a stride, splatted
+// values) with `load(i)` (the vector at positions [i, i + width) of the row) and `scalar(i)`.
+// Kernels copy it into a local, so the compiler keeps its pointers in registers: a store to the
+// destination cannot alias a local whose address is never taken.
+
+/// How the rows of every non-broadcast leaf are laid out: any stride, or unit stride.
+enum class row_access { strided, contiguous };
+
+/// A leaf read at unit stride.
 template <class L, class T>
-auto load_full(const T* p, std::ptrdiff_t step) {
-  if (step > 1) [[unlikely]]
-    return load_partial<L>(p, step, simd::width<std::conditional_t<std::is_void_v<L>, T, L>>);
-  if constexpr (std::is_same_v<T, bool>)
-    return simd::mask<L>::load_unaligned(p);
-  else
-    return simd::vec<T>::load_unaligned(p);
-}
+struct contiguous_reader {
+  const T* p;
+  loaded_t<L, T> load(std::size_t i) const { return loaded_t<L, T>::load_unaligned(p + i); }
+  T scalar(std::size_t i) const { return p[i]; }
+};
+
+/// A leaf read at any stride (0 through a splat buffer, 1 directly, else gathered: a branch the
+/// predictor gets right within a row).
+template <class L, class T>
+struct strided_reader {
+  const T* p;
+  std::ptrdiff_t step;
+  loaded_t<L, T> load(std::size_t i) const {
+    const T* at = p + static_cast<std::ptrdiff_t>(i) * step;
+    if (step > 1) [[unlikely]]
+      return load_partial<L>(at, step, loaded_t<L, T>::size);
+    return loaded_t<L, T>::load_unaligned(at);
+  }
+  T scalar(std::size_t i) const { return p[static_cast<std::ptrdiff_t>(i) * step]; }
+};
+
+/// One value in every position (a scalar, or a leaf broadcast along the row): splatted once.
+template <class L, class T>
+struct splat_reader {
+  T value;
+  loaded_t<L, T> v = loaded_t<L, T>(value);
+  loaded_t<L, T> load(std::size_t) const { return v; }
+  T scalar(std::size_t) const { return value; }
+};
 
 /// Reads elements of one leaf over the destination's axes. Strides are in elements, one per
 /// destination axis (0 where the leaf lacks the axis: a broadcast); the evaluator may merge
 /// axes (coalesce) and then uses the first `outer` strides for the row and `step` within it.
-template <class T, std::size_t R>
+/// `Splat`: the leaf lacks the destination's innermost axis, so each row is one value.
+template <class T, std::size_t R, bool Splat>
 struct leaf_cursor {
   using value_type = T;
   using lane_type = lane_of_value<T>;
+  static constexpr bool splat_row = Splat;
   static constexpr std::size_t splat_size = 64 / sizeof(T);
 
   const T* base = nullptr;
@@ -112,11 +144,14 @@ struct leaf_cursor {
     f(*this);
   }
 
-  /// Positions at the start of a row; a broadcast row reads from a splat buffer so that a full
-  /// vector load at step 0 yields the value in every lane.
+  /// Whether the current layout lets reader<L, row_access::contiguous>() read this leaf.
+  bool contiguous() const { return step == (Splat ? 0 : 1); }
+
+  /// Positions at the start of a row. A row at step 0 that is not known to be one value (a
+  /// degenerate stride) reads from a splat buffer, so a full vector load yields it in every lane.
   void start_row(std::ptrdiff_t offset) {
     const T* p = base + offset;
-    if (step == 0) {
+    if (!Splat && step == 0) {
       std::fill(splat, splat + splat_size, *p);
       row = splat;
     } else {
@@ -124,11 +159,15 @@ struct leaf_cursor {
     }
   }
 
-  template <class L>
-  auto load(std::size_t i) const {
-    return load_full<L>(row + static_cast<std::ptrdiff_t>(i) * step, step);
+  template <class L, row_access Access>
+  auto reader() const {
+    if constexpr (Splat)
+      return splat_reader<L, T>{*row};
+    else if constexpr (Access == row_access::contiguous)
+      return contiguous_reader<L, T>{row};
+    else
+      return strided_reader<L, T>{row, step};
   }
-  T scalar(std::size_t i) const { return row[static_cast<std::ptrdiff_t>(i) * step]; }
 
   /// For a row's last, partial vector: the n elements from i are copied into the (otherwise
   /// unused) splat buffer, padded, and read from there at position 0 until leave_tail(). So an
@@ -136,7 +175,7 @@ struct leaf_cursor {
   void enter_tail(std::size_t i, std::size_t n) {
     saved_row = row;
     saved_step = step;
-    if (step == 0) return;  // a broadcast row already reads its splat buffer
+    if (Splat || step == 0) return;  // a one-value row is read the same in the tail
     const T* p = row + static_cast<std::ptrdiff_t>(i) * step;
     for (std::size_t j = 0; j < splat_size; ++j)
       splat[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
@@ -153,21 +192,39 @@ struct leaf_cursor {
   std::ptrdiff_t saved_step = 0;
 };
 
+/// Whether every leaf of cursor c can be read with row_access::contiguous.
+template <class C>
+bool contiguous_rows(const C& c) {
+  bool ok = true;
+  c.for_each_leaf([&](const auto& leaf) { ok = ok && leaf.contiguous(); });
+  return ok;
+}
+
 /// The vector at positions [i, i + n) of cursor c's current row, n < width, padded (the padding
 /// lanes hold the value pad_value gives each leaf; callers mask them out where it matters).
 template <class L, class C>
 auto load_tail(C& c, std::size_t i, std::size_t n) {
   c.for_each_leaf([&](auto& leaf) { leaf.enter_tail(i, n); });
-  auto v = c.template load<L>(0);
+  auto v = c.template reader<L, row_access::contiguous>().load(0);
   c.for_each_leaf([](auto& leaf) { leaf.leave_tail(); });
   return v;
 }
 
+/// Whether a leaf over axes Own read over destination axes D is one value per row (it lacks
+/// D's innermost axis).
+template <class D, class Own>
+consteval bool splat_rows() {
+  if constexpr (boost::mp11::mp_empty<D>::value)
+    return false;
+  else
+    return !axes_contains_v<Own, boost::mp11::mp_back<D>>;
+}
+
 /// A leaf cursor over destination axes D for data laid out over `Own...` with `strides`.
 template <class D, class... Own, class T, std::size_t N>
-leaf_cursor<T, boost::mp11::mp_size<D>::value> make_leaf_cursor(
-    const T* data, const std::array<std::ptrdiff_t, N>& strides) {
-  leaf_cursor<T, boost::mp11::mp_size<D>::value> c;
+auto make_leaf_cursor(const T* data, const std::array<std::ptrdiff_t, N>& strides) {
+  constexpr std::size_t R = boost::mp11::mp_size<D>::value;
+  leaf_cursor<T, R, splat_rows<D, axes<Own...>>()> c;
   c.base = data;
   std::size_t k = 0;
   ((c.stride[axes_index_of_v<D, Own>] = strides[k++]), ...);
@@ -185,14 +242,10 @@ struct scalar_cursor {
   void for_each_leaf(F&&) {}
   template <class F>
   void for_each_leaf(F&&) const {}
-  template <class L>
-  auto load(std::size_t) const {
-    if constexpr (std::is_same_v<T, bool>)
-      return simd::mask<L>(value);
-    else
-      return simd::vec<T>(value);
+  template <class L, row_access>
+  splat_reader<L, T> reader() const {
+    return {value};
   }
-  T scalar(std::size_t) const { return value; }
 };
 
 /// A scalar in an expression: no axes, the same value everywhere.
@@ -273,6 +326,21 @@ struct first_lane<First, Rest...> {
   using type = std::conditional_t<std::is_void_v<First>, typename first_lane<Rest...>::type, First>;
 };
 
+/// The lane a child cursor C is read at inside a context read at lane L.
+template <class L, class C>
+using lane_for = resolve_lane<L, typename std::remove_cvref_t<C>::lane_type>;
+
+template <class Op, class... R>
+struct op_reader {
+  std::tuple<R...> children;
+  auto load(std::size_t i) const {
+    return std::apply([&](const auto&... r) { return Op::apply(r.load(i)...); }, children);
+  }
+  auto scalar(std::size_t i) const {
+    return std::apply([&](const auto&... r) { return Op::apply(r.scalar(i)...); }, children);
+  }
+};
+
 template <class Op, class V, class... C>
 struct op_cursor {
   using value_type = V;
@@ -287,18 +355,14 @@ struct op_cursor {
   void for_each_leaf(F&& f) const {
     std::apply([&](const auto&... c) { (c.for_each_leaf(f), ...); }, children);
   }
-  template <class L>
-  auto load(std::size_t i) const {
+  template <class L, row_access Access>
+  auto reader() const {
     return std::apply(
-        [&](const auto&... c) {
-          return Op::apply(
-              c.template load<
-                  resolve_lane<L, typename std::remove_cvref_t<decltype(c)>::lane_type>>(i)...);
+        [](const auto&... c) {
+          return op_reader<Op, decltype(c.template reader<lane_for<L, decltype(c)>, Access>())...>{
+              {c.template reader<lane_for<L, decltype(c)>, Access>()...}};
         },
         children);
-  }
-  auto scalar(std::size_t i) const {
-    return std::apply([&](const auto&... c) { return Op::apply(c.scalar(i)...); }, children);
   }
 };
 
@@ -418,6 +482,25 @@ consteval bool check_assignable() {
 
 // --- conversions ------------------------------------------------------------------------------
 
+template <class U, class R>
+struct cast_reader {
+  using from = decltype(std::declval<const R&>().scalar(0));
+  R child;
+  simd::vec<U> load(std::size_t i) const {
+    using loaded = decltype(child.load(i));
+    if constexpr (std::is_same_v<loaded, simd::mask<U>>) {
+      return simd::select(child.load(i), simd::vec<U>(U(1)), simd::vec<U>(U(0)));
+    } else if constexpr (!std::is_same_v<from, bool> && sizeof(from) == sizeof(U)) {
+      return xsimd::batch_cast<U>(child.load(i));
+    } else {  // widths differ: convert lane by lane
+      alignas(64) U tmp[simd::width<U>];
+      for (std::size_t j = 0; j < simd::width<U>; ++j) tmp[j] = scalar(i + j);
+      return simd::vec<U>::load_aligned(tmp);
+    }
+  }
+  U scalar(std::size_t i) const { return static_cast<U>(child.scalar(i)); }
+};
+
 template <class U, class C>
 struct cast_cursor {
   using value_type = U;
@@ -433,25 +516,17 @@ struct cast_cursor {
   void for_each_leaf(F&& f) const {
     child.for_each_leaf(f);
   }
-  template <class L>
-  auto load(std::size_t i) const {
+  // The child is read at U's width where the widths agree (a bool child: as a mask of U's
+  // width), else at its own and converted lane by lane.
+  template <class L, row_access Access>
+  auto reader() const {
     if constexpr (std::is_same_v<from, U>) {
-      return child.template load<L>(i);
-    } else if constexpr (std::is_same_v<from, bool> && std::is_void_v<typename C::lane_type>) {
-      return simd::select(child.template load<U>(i), simd::vec<U>(U(1)), simd::vec<U>(U(0)));
-    } else if constexpr (!std::is_same_v<from, bool> && sizeof(from) == sizeof(U)) {
-      return xsimd::batch_cast<U>(child.template load<from>(i));
+      return child.template reader<L, Access>();
     } else {
-      return by_element(i, simd::width<U>);  // widths differ: convert lane by lane
+      using child_lane = std::conditional_t<std::is_same_v<from, bool>, U, from>;
+      using R = decltype(child.template reader<lane_for<child_lane, C>, Access>());
+      return cast_reader<U, R>{child.template reader<lane_for<child_lane, C>, Access>()};
     }
-  }
-  U scalar(std::size_t i) const { return static_cast<U>(child.scalar(i)); }
-
- private:
-  simd::vec<U> by_element(std::size_t i, std::size_t n) const {
-    alignas(64) U tmp[simd::width<U>];
-    for (std::size_t j = 0; j < simd::width<U>; ++j) tmp[j] = j < n ? scalar(i + j) : U(1);
-    return simd::vec<U>::load_aligned(tmp);
   }
 };
 

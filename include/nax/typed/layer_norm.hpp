@@ -1,8 +1,10 @@
 #pragma once
 // layer_norm<A>(x, gamma, beta, eps): (x - mean) / sqrt(var + eps) * gamma + beta along axis A,
-// threaded over the other axes, with x's expression fused into the row loop. One pass computes
-// the mean and the (biased) variance with Welford's update in every vector lane, merged across
-// lanes with Chan's formula (stable where sum-of-squares cancels); a second pass writes.
+// threaded over the other axes, with x's expression fused into the row loop. One pass over memory
+// computes the mean and the (biased) variance, a second writes. A row that fits in L1/L2 is read
+// from memory once: its mean, then the mean squared deviation from it are two sweeps over the
+// cached row (exact two-pass statistics, no cancellation). A longer row gets one pass with
+// Welford's update in every vector lane, merged across lanes with Chan's formula.
 
 #include <cmath>
 #include <cstddef>
@@ -22,14 +24,56 @@
 namespace nax {
 namespace detail {
 
+/// The sum of a row (4 accumulators).
+template <class V, class Reader, class F>
+V row_sum(const Reader& x, std::size_t n, F f) {
+  using vec = simd::vec<V>;
+  constexpr std::size_t w = simd::width<V>;
+  vec s0(V(0)), s1 = s0, s2 = s0, s3 = s0;
+  std::size_t i = 0;
+  for (; i + 4 * w <= n; i += 4 * w) {
+    s0 += f(x.load(i));
+    s1 += f(x.load(i + w));
+    s2 += f(x.load(i + 2 * w));
+    s3 += f(x.load(i + 3 * w));
+  }
+  for (; i + w <= n; i += w) s0 += f(x.load(i));
+  if (i < n) s1 += keep_first<reducers::sum>(f(x.load_tail(i, n - i)), n - i);
+  return reduce_lanes<reducers::sum>((s0 + s1) + (s2 + s3));
+}
+
 template <class V>
 struct layer_norm_row {
   using vec = simd::vec<V>;
   static constexpr std::size_t w = simd::width<V>;
   V eps;
 
-  template <class Reader, class Dst, class G, class B>
-  void operator()(const Reader& x, const Dst& d, std::size_t n, G& gamma, B& beta) const {
+  template <class Reader, class Writer, class G, class B>
+  void operator()(const Reader& x, const Writer& out, std::size_t n, const G& gamma,
+                  const B& beta) const {
+    V mu, var;
+    if (n * sizeof(V) <= cached_row_bytes) {
+      // The row stays in cache after the first sweep: the mean, then the mean squared deviation
+      // from it (no cancellation, unlike the mean of squares minus the squared mean).
+      mu = row_sum<V>(x, n, [](const vec& v) { return v; }) / static_cast<V>(n);
+      const vec m(mu);
+      var = row_sum<V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) / static_cast<V>(n);
+    } else {
+      welford(x, n, mu, var);
+    }
+    const vec shift(mu), scale(V(1) / std::sqrt(var + eps));
+    write_row<V>(out, n, [&](std::size_t at, bool is_tail) {
+      if (is_tail)
+        return simd::fma((x.load_tail(at, n - at) - shift) * scale,
+                         gamma.load_tail(at, n - at), beta.load_tail(at, n - at));
+      return simd::fma((x.load(at) - shift) * scale, gamma.load(at), beta.load(at));
+    });
+  }
+
+  // A row too long for the cache: one pass with Welford's update in every vector lane, the
+  // lanes merged with Chan's formula.
+  template <class Reader>
+  static void welford(const Reader& x, std::size_t n, V& mu, V& var) {
     vec mean(V(0)), m2(V(0));
     std::size_t i = 0, k = 0;
     for (; i + w <= n; i += w) {
@@ -44,7 +88,8 @@ struct layer_norm_row {
     const std::size_t rest = n - i;
     if (rest) x.load_tail(i, rest).store_aligned(tail);
     // Lane j has seen k values, plus one from the tail if j < rest; merge the lanes pairwise.
-    V count = 0, mu = 0, sq = 0;
+    V count = 0, sq = 0;
+    mu = 0;
     for (std::size_t j = 0; j < w; ++j) {
       V cj = static_cast<V>(k), mj = means[j], sj = m2s[j];
       if (j < rest) {
@@ -59,13 +104,7 @@ struct layer_norm_row {
       sq += sj + delta * delta * count * cj / total;
       count = total;
     }
-    const vec shift(mu), scale(V(1) / std::sqrt(sq / count + eps));
-    write_row<V>(d, n, [&](std::size_t at, bool is_tail) {
-      const vec v = is_tail ? x.load_tail(at, n - at) : x.load(at);
-      const vec g = is_tail ? load_tail<V>(gamma, at, n - at) : gamma.template load<V>(at);
-      const vec b = is_tail ? load_tail<V>(beta, at, n - at) : beta.template load<V>(at);
-      return simd::fma((v - shift) * scale, g, b);
-    });
+    var = sq / count;
   }
 };
 

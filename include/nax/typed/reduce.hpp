@@ -135,7 +135,22 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   constexpr std::size_t w = simd::width<V>;
   using vec = simd::vec<V>;
 
-  auto run = [&](auto cur, std::size_t lo, std::size_t hi) {
+  // Kept inner axis: the output chunk each work item accumulates. Up to 16 KiB, so it stays in
+  // L1 beside the input streaming past, and long runs of each input row (the prefetchers start
+  // over on every row); split finer only when there are too few kept rows to keep every thread
+  // busy.
+  std::size_t chunk = n;
+  if constexpr (!inner_reduced) {
+    std::size_t kept_rows = 1;
+    for (std::size_t j = shape.rank - kept_dims; j + 1 < shape.rank; ++j)
+      kept_rows *= shape.extent[j];
+    const std::size_t threads = num_threads();
+    const std::size_t splits = kept_rows >= threads ? 1 : (threads + kept_rows - 1) / kept_rows;
+    chunk = std::min<std::size_t>({n, 16 * 1024 / sizeof(V), (n + splits - 1) / splits});
+    chunk = std::max<std::size_t>(w, (chunk + w - 1) / w * w);
+  }
+  auto run = [&](auto cur, auto access, std::size_t lo, std::size_t hi) {
+    constexpr row_access Access = decltype(access)::value;
     std::array<std::size_t, (R > 0 ? R : 1)> idx{};
     auto position = [&] {
       cur.for_each_leaf([&](auto& leaf) {
@@ -155,14 +170,15 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
           split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
                       idx.data() + kept_dims);
           target = position();
+          const auto x = cur.template reader<V, Access>();
           std::size_t i = 0;
           for (; i + 4 * w <= n; i += 4 * w) {
-            acc0 = Red::combine(acc0, cur.template load<V>(i));
-            acc1 = Red::combine(acc1, cur.template load<V>(i + w));
-            acc2 = Red::combine(acc2, cur.template load<V>(i + 2 * w));
-            acc3 = Red::combine(acc3, cur.template load<V>(i + 3 * w));
+            acc0 = Red::combine(acc0, x.load(i));
+            acc1 = Red::combine(acc1, x.load(i + w));
+            acc2 = Red::combine(acc2, x.load(i + 2 * w));
+            acc3 = Red::combine(acc3, x.load(i + 3 * w));
           }
-          for (; i + w <= n; i += w) acc0 = Red::combine(acc0, cur.template load<V>(i));
+          for (; i + w <= n; i += w) acc0 = Red::combine(acc0, x.load(i));
           if (i < n) acc1 = Red::combine(acc1, keep_first<Red>(load_tail<V>(cur, i, n - i), n - i));
         }
         const vec acc = Red::combine(Red::combine(acc0, acc1), Red::combine(acc2, acc3));
@@ -174,7 +190,6 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
       const std::size_t reduced_dims = shape.rank - kept_dims;
       std::size_t reduced_rows = 1;
       for (std::size_t j = 0; j < reduced_dims; ++j) reduced_rows *= shape.extent[j];
-      const std::size_t chunk = std::max<std::size_t>(w, std::min<std::size_t>(n, 1024) / w * w);
       const std::size_t chunks = (n + chunk - 1) / chunk;
       for (std::size_t item = lo; item < hi; ++item) {
         const std::size_t kept_row = item / chunks, part = item % chunks;
@@ -183,13 +198,14 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
         const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
         for (std::size_t r = 0; r < reduced_rows; ++r) {
           split_index(r, shape.extent.data(), reduced_dims, idx.data());
-          V* target = position();
+          V* const target = position();
+          const auto x = cur.template reader<V, Access>();
           std::size_t i = begin;
           for (; i + w <= end; i += w) {
-            const vec v = Red::combine(vec::load_unaligned(target + i), cur.template load<V>(i));
+            const vec v = Red::combine(vec::load_unaligned(target + i), x.load(i));
             v.store_unaligned(target + i);
           }
-          for (; i < end; ++i) target[i] = Red::combine(target[i], cur.scalar(i));
+          for (; i < end; ++i) target[i] = Red::combine(target[i], x.scalar(i));
         }
       }
     }
@@ -200,14 +216,19 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
     items = 1;
     for (std::size_t j = 0; j < kept_dims; ++j) items *= shape.extent[j];
   } else {
-    const std::size_t chunk = std::max<std::size_t>(w, std::min<std::size_t>(n, 1024) / w * w);
     items = (n + chunk - 1) / chunk;
     for (std::size_t j = shape.rank - kept_dims; j + 1 < shape.rank; ++j) items *= shape.extent[j];
   }
   const std::size_t per_item =
       std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
-  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) { run(c, lo, hi); });
+  auto run_all = [&](auto access) {
+    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) { run(c, access, lo, hi); });
+  };
+  if (contiguous_rows(c))
+    run_all(std::integral_constant<row_access, row_access::contiguous>{});
+  else
+    run_all(std::integral_constant<row_access, row_access::strided>{});
 }
 
 template <class Red, bool Mean, class... Axes, class X>

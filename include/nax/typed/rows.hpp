@@ -27,19 +27,60 @@ template <class L, class A>
 using row_order =
     boost::mp11::mp_push_back<axes_difference<L, axes<axes_get<L, A>>>, axes_get<L, A>>;
 
-/// A row's contents as loaded by a kernel: `load(i)`, `load_tail(i, n)`, `scalar(i)` at lane V.
-template <class V, class C>
+/// Rows up to this size are swept more than once by the row ops, from cache.
+inline constexpr std::size_t cached_row_bytes = 32 * 1024;
+
+/// Asks for the cache lines of [p, p + bytes) to be brought into L1 ahead of use.
+inline void prefetch_range(const void* p, std::size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+}
+
+/// A row's contents as a kernel reads them: `load(i)`, `load_tail(i, n)`, `scalar(i)` at lane V.
+template <class V, class C, row_access Access>
 struct row_reader {
-  C& c;
-  simd::vec<V> load(std::size_t i) const { return c.template load<V>(i); }
+  C* c;
+  decltype(std::declval<const C&>().template reader<V, Access>()) r = c->template reader<V, Access>();
+  simd::vec<V> load(std::size_t i) const { return r.load(i); }
   simd::vec<V> load_tail(std::size_t i, std::size_t n) const {
-    return detail::load_tail<V>(c, i, n);
+    return detail::load_tail<V>(*c, i, n);
+  }
+  V scalar(std::size_t i) const { return r.scalar(i); }
+};
+
+/// A row of the output as a kernel writes it: `store(i, v)`, `store_tail(i, n, v)`, `load(i)`
+/// (to rewrite in place) and `at(i)`; at unit stride when `Contiguous`.
+template <class V, bool Contiguous>
+struct row_writer {
+  V* p;
+  std::ptrdiff_t step;
+  V& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
+  void store(std::size_t i, const simd::vec<V>& v) const {
+    if constexpr (Contiguous) {
+      v.store_unaligned(p + i);
+    } else {
+      alignas(64) V tmp[simd::width<V>];
+      v.store_aligned(tmp);
+      for (std::size_t j = 0; j < simd::width<V>; ++j) at(i + j) = tmp[j];
+    }
+  }
+  void store_tail(std::size_t i, std::size_t n, const simd::vec<V>& v) const {
+    alignas(64) V tmp[simd::width<V>];
+    v.store_aligned(tmp);
+    for (std::size_t j = 0; j < n; ++j) at(i + j) = tmp[j];
+  }
+  simd::vec<V> load(std::size_t i) const {
+    if constexpr (Contiguous)
+      return simd::vec<V>::load_unaligned(p + i);
+    else
+      return load_partial<V>(p + static_cast<std::ptrdiff_t>(i) * step, step, simd::width<V>);
   }
 };
 
-/// Calls kernel(row_reader, destination_cursor, n) for each row of e along A, writing `out`
+/// Calls kernel(reader, writer, n, extra readers...) for each row of e along A, writing `out`
 /// (a tensor over e's axes in e's order). `extra` cursors (over the same loop order) are
-/// positioned at each row too and passed after the destination.
+/// positioned at each row too. Rows whose input, output and extras all have unit stride along
+/// A (the usual case: A innermost) get contiguous readers and writer.
 template <class A, class V, class E, class Out, class Kernel, class... Extra>
 void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
   using order = row_order<typename E::axes_type, A>;
@@ -59,23 +100,50 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
   c.for_each_leaf(set_step);
   (extra.for_each_leaf(set_step), ...);
   d.step = d.stride[R - 1];
+  const bool contiguous = d.step == 1 && contiguous_rows(c) && (contiguous_rows(extra) && ...);
 
-  const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / n);
-  parallel_for(0, rows, grain, [&](std::size_t lo, std::size_t hi) {
-    auto cur = c;
-    auto dst = d;
-    auto more = std::make_tuple(extra...);
-    std::array<std::size_t, R> idx{};
-    auto start = [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), R - 1)); };
-    for (std::size_t r = lo; r < hi; ++r) {
-      split_index(r, ext.data(), R - 1, idx.data());
-      cur.for_each_leaf(start);
-      std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
-      dst.row = dst.base + row_offset<R>(dst.stride, idx.data(), R - 1);
-      std::apply([&](auto&... x) { kernel(row_reader<V, decltype(cur)>{cur}, dst, n, x...); },
-                 more);
-    }
-  });
+  auto run = [&](auto access) {
+    constexpr row_access Access = decltype(access)::value;
+    const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / n);
+    parallel_for(0, rows, grain, [&](std::size_t lo, std::size_t hi) {
+      auto cur = c;
+      auto more = std::make_tuple(extra...);
+      std::array<std::size_t, R> idx{};
+      auto start = [&](auto& leaf) {
+        leaf.start_row(row_offset<R>(leaf.stride, idx.data(), R - 1));
+      };
+      std::array<std::size_t, R> next{};
+      for (std::size_t r = lo; r < hi; ++r) {
+        if constexpr (Access == row_access::contiguous) {
+          // Fetch the next row of x while this one is computed: each row is a short stream the
+          // hardware prefetchers would only pick up after its first lines.
+          if (r + 1 < hi && n * sizeof(V) <= cached_row_bytes) {
+            split_index(r + 1, ext.data(), R - 1, next.data());
+            cur.for_each_leaf([&](const auto& leaf) {
+              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
+                prefetch_range(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
+                               n * sizeof(*leaf.base));
+            });
+          }
+        }
+        split_index(r, ext.data(), R - 1, idx.data());
+        cur.for_each_leaf(start);
+        std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
+        const row_writer<V, Access == row_access::contiguous> w{
+            d.base + row_offset<R>(d.stride, idx.data(), R - 1), d.step};
+        std::apply(
+            [&](auto&... x) {
+              kernel(row_reader<V, decltype(cur), Access>{&cur}, w, n,
+                     row_reader<V, std::remove_reference_t<decltype(x)>, Access>{&x}...);
+            },
+            more);
+      }
+    });
+  };
+  if (contiguous)
+    run(std::integral_constant<row_access, row_access::contiguous>{});
+  else
+    run(std::integral_constant<row_access, row_access::strided>{});
 }
 
 }  // namespace nax::detail

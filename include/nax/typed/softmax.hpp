@@ -25,15 +25,31 @@
 namespace nax {
 namespace detail {
 
-inline constexpr std::size_t cached_row_bytes = 32 * 1024;
-
-// out[i] = f(i) for a row, vector by vector, with a padded tail.
-template <class V, class Dst, class F>
-void write_row(const Dst& d, std::size_t n, F f) {
+// out[i] = f(i, tail) for a row, vector by vector, with a padded tail.
+template <class V, class Writer, class F>
+void write_row(const Writer& out, std::size_t n, F f) {
   constexpr std::size_t w = simd::width<V>;
   std::size_t i = 0;
-  for (; i + w <= n; i += w) d.store(i, f(i, false));
-  if (i < n) d.store_tail(i, n - i, f(i, true));
+  for (; i + w <= n; i += w) out.store(i, f(i, false));
+  if (i < n) out.store_tail(i, n - i, f(i, true));
+}
+
+/// The max of a row (4 accumulators, so the loop runs at load rate, not max latency).
+template <class V, class Reader>
+V row_max(const Reader& x, std::size_t n) {
+  using vec = simd::vec<V>;
+  constexpr std::size_t w = simd::width<V>;
+  vec m0(reducers::max::identity<V>()), m1 = m0, m2 = m0, m3 = m0;
+  std::size_t i = 0;
+  for (; i + 4 * w <= n; i += 4 * w) {
+    m0 = simd::max(m0, x.load(i));
+    m1 = simd::max(m1, x.load(i + w));
+    m2 = simd::max(m2, x.load(i + 2 * w));
+    m3 = simd::max(m3, x.load(i + 3 * w));
+  }
+  for (; i + w <= n; i += w) m0 = simd::max(m0, x.load(i));
+  if (i < n) m1 = simd::max(m1, keep_first<reducers::max>(x.load_tail(i, n - i), n - i));
+  return reduce_lanes<reducers::max>(simd::max(simd::max(m0, m1), simd::max(m2, m3)));
 }
 
 template <class V, bool Log>
@@ -41,51 +57,54 @@ struct softmax_row {
   using vec = simd::vec<V>;
   static constexpr std::size_t w = simd::width<V>;
 
-  template <class Reader, class Dst>
-  void operator()(const Reader& x, const Dst& d, std::size_t n) const {
+  template <class Reader, class Writer>
+  void operator()(const Reader& x, const Writer& out, std::size_t n) const {
     auto load = [&](std::size_t i, bool tail) { return tail ? x.load_tail(i, n - i) : x.load(i); };
     V max_v, sum_v;
     if (n * sizeof(V) <= cached_row_bytes) {
-      vec m(reducers::max::identity<V>());
+      max_v = row_max<V>(x, n);
+      const vec mx(max_v);
+      vec s0(V(0)), s1(V(0));
       std::size_t i = 0;
-      for (; i + w <= n; i += w) m = simd::max(m, x.load(i));
-      if (i < n) m = simd::max(m, keep_first<reducers::max>(x.load_tail(i, n - i), n - i));
-      max_v = reduce_lanes<reducers::max>(m);
-      vec s(V(0));
       if constexpr (Log) {
-        for (i = 0; i + w <= n; i += w) s += simd::exp(x.load(i) - vec(max_v));
-        if (i < n)
-          s += keep_first<reducers::sum>(simd::exp(x.load_tail(i, n - i) - vec(max_v)), n - i);
+        for (; i + 2 * w <= n; i += 2 * w) {
+          s0 += simd::exp(x.load(i) - mx);
+          s1 += simd::exp(x.load(i + w) - mx);
+        }
+        for (; i + w <= n; i += w) s0 += simd::exp(x.load(i) - mx);
+        if (i < n) s1 += keep_first<reducers::sum>(simd::exp(x.load_tail(i, n - i) - mx), n - i);
       } else {
         // The exps go to the output, which the third sweep rescales while it is in cache.
-        for (i = 0; i + w <= n; i += w) {
-          const vec e = simd::exp(x.load(i) - vec(max_v));
-          d.store(i, e);
-          s += e;
+        for (; i + 2 * w <= n; i += 2 * w) {
+          const vec e0 = simd::exp(x.load(i) - mx), e1 = simd::exp(x.load(i + w) - mx);
+          out.store(i, e0);
+          out.store(i + w, e1);
+          s0 += e0;
+          s1 += e1;
+        }
+        for (; i + w <= n; i += w) {
+          const vec e = simd::exp(x.load(i) - mx);
+          out.store(i, e);
+          s0 += e;
         }
         if (i < n) {
-          const vec e = simd::exp(x.load_tail(i, n - i) - vec(max_v));
-          d.store_tail(i, n - i, e);
-          s += keep_first<reducers::sum>(e, n - i);
+          const vec e = simd::exp(x.load_tail(i, n - i) - mx);
+          out.store_tail(i, n - i, e);
+          s1 += keep_first<reducers::sum>(e, n - i);
         }
       }
-      sum_v = reduce_lanes<reducers::sum>(s);
+      sum_v = reduce_lanes<reducers::sum>(s0 + s1);
       if constexpr (!Log) {
         const V inv = V(1) / sum_v;
-        if (d.step == 1) {
-          for (i = 0; i + w <= n; i += w)
-            (vec::load_unaligned(d.row + i) * vec(inv)).store_unaligned(d.row + i);
-          for (; i < n; ++i) d.row[i] *= inv;
-        } else {
-          for (i = 0; i < n; ++i) d.row[static_cast<std::ptrdiff_t>(i) * d.step] *= inv;
-        }
+        for (i = 0; i + w <= n; i += w) out.store(i, out.load(i) * vec(inv));
+        for (; i < n; ++i) out.at(i) *= inv;
         return;
       }
     } else {
       online(x, n, max_v, sum_v);
       if constexpr (!Log) {
         const vec inv(V(1) / sum_v), mx(max_v);
-        write_row<V>(d, n,
+        write_row<V>(out, n,
                      [&](std::size_t i, bool tail) { return simd::exp(load(i, tail) - mx) * inv; });
         return;
       }
@@ -93,7 +112,7 @@ struct softmax_row {
     // (x - max) - log(sum): x - max is exact near the max, where x - (max + log(sum)) would
     // round at the scale of x.
     const vec mx(max_v), log_sum(simd::log(sum_v));
-    write_row<V>(d, n, [&](std::size_t i, bool tail) { return (load(i, tail) - mx) - log_sum; });
+    write_row<V>(out, n, [&](std::size_t i, bool tail) { return (load(i, tail) - mx) - log_sum; });
   }
 
   // One pass: per lane, a running max m and the sum s of exp(x - m), rescaled when m grows.

@@ -102,6 +102,24 @@ void exp_reduce(const V& x, V& p, V& t) noexcept {
     p = poly(r, K::c);
 }
 
+// The general path: clamp (NaN passes), then scale by 2^n1 * 2^n2 with n1 = floor(n/2) and
+// n2 = n - n1, both normal, so overflow gives +inf and underflow a correctly rounded subnormal
+// (one rounding, in the last multiply) or 0. Out of line, so that the fast path is small enough
+// to inline into the loops that call exp.
+template <bool Negate, class V>
+[[gnu::noinline, gnu::cold]] V exp_general(const V& x) noexcept {
+  using S = scalar_t<V>;
+  using K = exp_constants<S>;
+  using U = uint_t<V>;
+  constexpr S lo = Negate ? -K::hi : K::lo, hi = Negate ? -K::lo : K::hi;
+  V p, t;
+  exp_reduce<Negate>(clamp_nan(x, lo, hi), p, t);
+  const U u = as_uint(t) - U(as_uint(K::shift) - 2 * K::bias);  // n + 2 bias > 0
+  const U e1 = u >> 1;                                          // n1 + bias
+  const U e2 = u - e1;                                          // n2 + bias
+  return (p * from_uint<V>(e1 << K::mantissa_bits)) * from_uint<V>(e2 << K::mantissa_bits);
+}
+
 /// e^x (e^-x when Negate). Every lane is computed by the same operations whatever the others
 /// hold: a batch with a lane outside [-fast_limit, fast_limit] (or NaN) takes the general path
 /// for all its lanes, and the general path gives bit for bit the fast path's result where both
@@ -110,11 +128,10 @@ template <bool Negate = false, class V>
 V exp(const V& x) noexcept {
   using S = scalar_t<V>;
   using K = exp_constants<S>;
-  using U = uint_t<V>;
-  constexpr S lo = Negate ? -K::hi : K::lo, hi = Negate ? -K::lo : K::hi;
   V p, t;
 #if defined(__AVX512F__)
   if constexpr (register_bytes<V> == 64) {
+    constexpr S lo = Negate ? -K::hi : K::lo, hi = Negate ? -K::lo : K::hi;
     // AVX-512's vscalefps/pd computes p 2^n with one rounding, overflow and subnormals
     // included: the general path's result, in one instruction and without a branch.
     exp_reduce<Negate>(clamp_nan(x, lo, hi), p, t);
@@ -125,19 +142,12 @@ V exp(const V& x) noexcept {
       return V(_mm512_scalef_pd(p, n));
   }
 #endif
-  if (all_of(clear_sign(x) <= V(K::fast_limit))) {
+  if (all_of(clear_sign(x) <= V(K::fast_limit))) [[likely]] {
     // e^x is normal: add n to the exponent field of p (t's low bits are n, shift's are 0).
     exp_reduce<Negate>(x, p, t);
     return from_uint<V>(as_uint(p) + (as_uint(t) << K::mantissa_bits));
   }
-  // General path: clamp (NaN passes), then scale by 2^n1 * 2^n2 with n1 = floor(n/2) and
-  // n2 = n - n1, both normal, so overflow gives +inf and underflow a correctly rounded subnormal
-  // (one rounding, in the last multiply) or 0.
-  exp_reduce<Negate>(clamp_nan(x, lo, hi), p, t);
-  const U u = as_uint(t) - U(as_uint(K::shift) - 2 * K::bias);  // n + 2 bias > 0
-  const U e1 = u >> 1;                                          // n1 + bias
-  const U e2 = u - e1;                                          // n2 + bias
-  return (p * from_uint<V>(e1 << K::mantissa_bits)) * from_uint<V>(e2 << K::mantissa_bits);
+  return exp_general<Negate>(x);
 }
 
 }  // namespace math_detail

@@ -1,0 +1,205 @@
+// GEMM: nax::kernels::gemm against OpenBLAS (cblas_sgemm), BLIS (bli_sgemm) and Eigen, with 1
+// and 2 threads, interleaved, beside the in-run FMA peak of each thread count.
+//
+//   bench_gemm [--reps N] [--threads 1,2] [--ops 64,512,mlp1,...]
+#define NAX_BENCH_WANTS_EIGEN  // harness.hpp includes Eigen after nax (the g++ 12 workaround)
+#include "harness.hpp"
+
+#include <sstream>
+
+#include <nax/kernels/gemm.hpp>
+
+#if NAX_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+extern "C" void openblas_set_num_threads(int);
+#endif
+#if NAX_BENCH_HAVE_BLIS
+#include <blis.h>
+#endif
+
+namespace {
+
+struct gemm_case {
+  std::string name;
+  std::size_t m, n, k, batch;
+};
+
+// The FMA peak of this core: 12 independent register FMA chains at the widest vectors the
+// flags allow (what the micro-kernels can at best reach), per thread, on `threads` threads.
+double fma_peak_gflops(int threads) {
+  double total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+#if defined(__AVX512F__)
+    using reg = __m512;
+    constexpr int lanes = 16;
+#define NAX_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define NAX_SET(x) _mm512_set1_ps(x)
+#else
+    using reg = __m256;
+    constexpr int lanes = 8;
+#define NAX_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define NAX_SET(x) _mm256_set1_ps(x)
+#endif
+    reg acc[12];
+    for (auto& r : acc) r = NAX_SET(0.f);
+    const reg a = NAX_SET(0.999f), b = NAX_SET(0.001f);
+    const long iters = 20000000;
+    const auto t0 = clock_type::now();
+    for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+      for (int i = 0; i < 12; ++i) acc[i] = NAX_FMA(a, acc[i], b);
+    }
+    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    do_not_optimize(acc);
+    total += 12.0 * 2 * lanes * double(iters) / s * 1e-9;
+#undef NAX_FMA
+#undef NAX_SET
+  }
+  return total;
+}
+
+std::string compare_gemm(const std::vector<float>& got, const std::vector<double>& ref,
+                         std::size_t k) {
+  const double tol = 4 * double(k + 4) * 1.2e-7;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - ref[i]) <= tol * (1 + std::abs(ref[i]))))
+      return cat("element ", std::to_string(i), ": ", std::to_string(got[i]), " vs ",
+                 std::to_string(ref[i]));
+  return "";
+}
+
+void run_case(const gemm_case& g, int threads, int reps) {
+  const std::size_t m = g.m, n = g.n, k = g.k, nb = g.batch;
+  std::vector<float> a(nb * m * k), b(nb * k * n), c(nb * m * n);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (auto& x : a) x = dist(rng);
+  for (auto& x : b) x = dist(rng);
+  // Reference in double (the first batch only, on a sample of rows for the big ones).
+  const std::size_t check_rows = std::min<std::size_t>(m, 64);
+  std::vector<double> ref(check_rows * n, 0.0);
+  for (std::size_t i = 0; i < check_rows; ++i)
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t j = 0; j < n; ++j) ref[i * n + j] += double(a[i * k + p]) * double(b[p * n + j]);
+  auto verify = [&]() {
+    return compare_gemm(std::vector<float>(c.begin(), c.begin() + std::ptrdiff_t(check_rows * n)),
+                        ref, k);
+  };
+  const double flops = 2.0 * double(m) * double(n) * double(k) * double(nb);
+  std::vector<variant> vs;
+  auto add = [&](std::string name, kind role, std::function<void()> call) {
+    variant v;
+    v.name = std::move(name);
+    v.threads = std::to_string(threads);
+    v.role = role;
+    v.bytes = flops;  // "bytes" holds the flops: the table prints GFLOP/s
+    v.time_calls = [call](std::size_t calls) {
+      const auto t0 = clock_type::now();
+      for (std::size_t i = 0; i < calls; ++i) call();
+      return std::chrono::duration<double>(clock_type::now() - t0).count();
+    };
+    v.verify = [call, &c, verify]() {
+      std::fill(c.begin(), c.end(), std::nanf(""));
+      call();
+      return verify();
+    };
+    vs.push_back(std::move(v));
+  };
+  nax::set_num_threads(threads);
+  const auto plan = nax::kernels::plan_gemm<float>(m, n, k, nb);
+  const auto sm = static_cast<std::ptrdiff_t>(m * k), sn = static_cast<std::ptrdiff_t>(k * n),
+             sc = static_cast<std::ptrdiff_t>(m * n);
+  add("nax", kind::nax, [&, plan]() {
+    nax::kernels::gemm<float>(plan, {a.data(), std::ptrdiff_t(k), 1, sm},
+                              {b.data(), std::ptrdiff_t(n), 1, sn},
+                              {c.data(), std::ptrdiff_t(n), 1, sc});
+  });
+#if NAX_BENCH_HAVE_OPENBLAS
+  add("OpenBLAS cblas_sgemm", kind::peer, [&, threads]() {
+    openblas_set_num_threads(threads);
+    for (std::size_t bi = 0; bi < nb; ++bi)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f,
+                  a.data() + bi * m * k, int(k), b.data() + bi * k * n, int(n), 0.0f,
+                  c.data() + bi * m * n, int(n));
+  });
+#endif
+#if NAX_BENCH_HAVE_BLIS
+  add("BLIS bli_sgemm", kind::peer, [&, threads]() {
+    bli_thread_set_num_threads(threads);
+    float one = 1, zero = 0;
+    for (std::size_t bi = 0; bi < nb; ++bi)
+      bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, dim_t(m), dim_t(n), dim_t(k), &one,
+                a.data() + bi * m * k, inc_t(k), 1, b.data() + bi * k * n, inc_t(n), 1, &zero,
+                c.data() + bi * m * n, inc_t(n), 1);
+  });
+#endif
+#if NAX_BENCH_HAVE_EIGEN
+  add("Eigen (OpenMP)", kind::peer, [&, threads]() {
+    Eigen::setNbThreads(threads);
+    using mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    for (std::size_t bi = 0; bi < nb; ++bi) {
+      Eigen::Map<const mat> am(a.data() + bi * m * k, Eigen::Index(m), Eigen::Index(k));
+      Eigen::Map<const mat> bm(b.data() + bi * k * n, Eigen::Index(k), Eigen::Index(n));
+      Eigen::Map<mat> cm(c.data() + bi * m * n, Eigen::Index(m), Eigen::Index(n));
+      cm.noalias() = am * bm;
+    }
+  });
+#endif
+  measure(vs, reps, 0.05, false);
+  const double peak = fma_peak_gflops(threads);
+  std::printf("\n### %s: %zu x (%zu x %zu x %zu), %d thread%s\n\n", g.name.c_str(), nb, m, k, n,
+              threads, threads > 1 ? "s" : "");
+  std::printf("%s\n\n", cat("nax plan: ", [&] {
+                          std::ostringstream os;
+                          os << plan;
+                          return os.str();
+                        }()).c_str());
+  std::printf("| variant | ms/call median | ms/call best | GFLOP/s median | GFLOP/s best | of peak | nax/variant |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  const double nax_median = vs[0].median;
+  double best_blas = 0;
+  for (const auto& v : vs) {
+    const double gf = flops / v.median * 1e-9;
+    std::printf("| %s | %.3f | %.3f | %.1f | %.1f | %.2f | %.2fx |\n", v.name.c_str(),
+                v.median * 1e3, v.best * 1e3, gf, flops / v.best * 1e-9, gf / peak,
+                v.median / nax_median);
+    if (v.name.rfind("OpenBLAS", 0) == 0 || v.name.rfind("BLIS", 0) == 0)
+      best_blas = std::max(best_blas, gf);
+  }
+  std::printf("| FMA peak (registers only) | | | %.1f | | 1.00 | |\n", peak);
+  const double nax_gf = flops / nax_median * 1e-9;
+  if (best_blas > 0)
+    std::printf("\nnax / better of OpenBLAS and BLIS: %.2fx by median\n", nax_gf / best_blas);
+  for (const auto& v : vs)
+    if (v.name.rfind("Eigen", 0) == 0)
+      std::printf("nax / Eigen: %.2fx by median\n", nax_gf / (flops / v.median * 1e-9));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o = parse(argc, argv);
+  print_header("# gemm: C = A B, float, row-major", "not measured by this benchmark");
+#if !NAX_BENCH_HAVE_OPENBLAS
+  std::printf("OpenBLAS:   not found at configure time; its rows are skipped\n");
+#endif
+#if !NAX_BENCH_HAVE_BLIS
+  std::printf("BLIS:       not found at configure time; its rows are skipped\n");
+#endif
+  std::printf("nax GEMM:   %s micro-kernel, %zu x %zu register tile\n",
+              nax::kernels::gemm_arch::name(), nax::kernels::register_tile<float>::mr,
+              nax::kernels::register_tile<float>::nr);
+  const std::vector<gemm_case> all = {
+      {"64", 64, 64, 64, 1},       {"128", 128, 128, 128, 1},
+      {"256", 256, 256, 256, 1},   {"512", 512, 512, 512, 1},
+      {"1024", 1024, 1024, 1024, 1}, {"2048", 2048, 2048, 2048, 1},
+      {"mlp1", 1, 3072, 768, 1},   {"mlp32", 32, 3072, 768, 1},
+      {"mlp256", 256, 768, 3072, 1}, {"mlp4096", 4096, 1024, 1024, 1},
+      {"batched", 64, 64, 64, 64}};
+  for (const auto& g : all) {
+    if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), g.name) == o.ops.end()) continue;
+    for (int t : o.threads) run_case(g, t, o.reps);
+  }
+  std::printf("\nload avg:   %s (after)\n", load_average().c_str());
+}

@@ -1,0 +1,343 @@
+#pragma once
+// C = act(alpha A B + beta C + bias), batched, float or double, on the persistent thread pool.
+//
+// The loop nest is the one of GotoBLAS/BLIS: for each kc x nc panel of B (packed into slivers of
+// nr columns) and each mc x kc block of A (packed into slivers of mr rows), an mr x nr register
+// tile of C accumulates one sliver of each with vector FMAs. Packing reads any layout (strided,
+// transposed), so the micro-kernel always streams unit-stride, aligned memory. Small products
+// skip packing: the micro-kernel reads A and B where they are. The epilogue (beta, bias and an
+// activation) is applied to each tile after its last K block, while it is still in registers.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+#include <nax/kernels/gemm_plan.hpp>
+#include <nax/kernels/matrix_ref.hpp>
+#include <nax/runtime/thread_pool.hpp>
+#include <nax/simd/arch.hpp>
+
+namespace nax::kernels {
+
+/// What is applied to each element of C after the product: C = act(alpha AB + beta C + bias).
+/// `bias` (optional) has n entries (one per column) or, with `bias_per_row`, m entries.
+/// Activation is an op of nax/simd/ops.hpp with a unary `apply` (void: none); it runs on the
+/// tile in registers, with the same body as the elementwise evaluator's.
+template <class T, class Activation = void>
+struct epilogue {
+  using activation = Activation;
+  const T* bias = nullptr;
+  bool bias_per_row = false;
+};
+
+namespace detail {
+
+template <class T>
+using vec = gemm_vec<T>;
+
+// Per-thread packing buffers, 64-byte aligned, grown on demand and reused across calls.
+template <class T, int Which>
+T* pack_buffer(std::size_t elements) {
+  struct deleter {
+    void operator()(T* p) const noexcept { ::operator delete(p, std::align_val_t{64}); }
+  };
+  thread_local std::unique_ptr<T, deleter> buffer;
+  thread_local std::size_t capacity = 0;
+  if (elements > capacity) {
+    buffer.reset(static_cast<T*>(::operator new(elements * sizeof(T), std::align_val_t{64})));
+    capacity = elements;
+  }
+  return buffer.get();
+}
+
+/// Packs rows [0, mc) x columns [0, kc) of a into slivers of mr rows: sliver s holds, for each
+/// p, its mr values of column p side by side (rows past mc are zero).
+template <class T>
+void pack_a(const matrix_ref<const T>& a, std::size_t mc, std::size_t kc, T* dst) {
+  constexpr std::size_t mr = register_tile<T>::mr;
+  for (std::size_t ir = 0; ir < mc; ir += mr) {
+    const std::size_t rows = std::min(mr, mc - ir);
+    T* d = dst + ir * kc;
+    if (rows < mr) std::fill(d, d + mr * kc, T(0));
+    if (a.cs == 1) {  // rows of A are contiguous along k
+      for (std::size_t i = 0; i < rows; ++i) {
+        const T* src = &a(ir + i, 0);
+        for (std::size_t p = 0; p < kc; ++p) d[p * mr + i] = src[p];
+      }
+    } else {  // columns contiguous (a transposed operand) or any stride
+      for (std::size_t p = 0; p < kc; ++p)
+        for (std::size_t i = 0; i < rows; ++i) d[p * mr + i] = a(ir + i, p);
+    }
+  }
+}
+
+/// Packs rows [0, kc) x columns [0, nc) of b into slivers of nr columns: sliver s holds, for
+/// each p, its nr values of row p side by side (columns past nc are zero).
+template <class T>
+void pack_b(const matrix_ref<const T>& b, std::size_t kc, std::size_t nc, T* dst) {
+  constexpr std::size_t nr = register_tile<T>::nr, w = vec<T>::size;
+  for (std::size_t jr = 0; jr < nc; jr += nr) {
+    const std::size_t cols = std::min(nr, nc - jr);
+    T* d = dst + jr * kc;
+    if (cols == nr && b.cs == 1) {
+      for (std::size_t p = 0; p < kc; ++p) {
+        const T* src = &b(p, jr);
+        for (std::size_t v = 0; v < nr; v += w)
+          vec<T>::load_unaligned(src + v).store_aligned(d + p * nr + v);
+      }
+    } else if (b.rs == 1) {  // columns contiguous (a transposed operand)
+      if (cols < nr) std::fill(d, d + nr * kc, T(0));
+      for (std::size_t j = 0; j < cols; ++j) {
+        const T* src = &b(0, jr + j);
+        for (std::size_t p = 0; p < kc; ++p) d[p * nr + j] = src[p];
+      }
+    } else {
+      for (std::size_t p = 0; p < kc; ++p)
+        for (std::size_t j = 0; j < nr; ++j) d[p * nr + j] = j < cols ? b(p, jr + j) : T(0);
+    }
+  }
+}
+
+/// acc = the mr x nr tile of A B over kc steps. Packed operands are read at compile-time
+/// strides; an unpacked A at (a_rs, a_cs), an unpacked B by rows b_rs apart (unit stride along
+/// n: the small path only takes B like that).
+template <class T, bool PackedA, bool PackedB>
+[[gnu::always_inline]] inline void micro_kernel(
+    std::size_t kc, const T* a, std::ptrdiff_t a_rs, std::ptrdiff_t a_cs, const T* b,
+    std::ptrdiff_t b_rs, vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors]) {
+  using tile = register_tile<T>;
+  constexpr std::size_t mr = tile::mr, nv = tile::vectors, w = vec<T>::size;
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < mr; ++i)
+    for (std::size_t v = 0; v < nv; ++v) acc[i][v] = vec<T>(T(0));
+  for (std::size_t p = 0; p < kc; ++p) {
+    const T* bp = PackedB ? b + p * tile::nr : b + static_cast<std::ptrdiff_t>(p) * b_rs;
+    vec<T> bv[nv];
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < nv; ++v)
+      bv[v] = PackedB ? vec<T>::load_aligned(bp + v * w) : vec<T>::load_unaligned(bp + v * w);
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < mr; ++i) {
+      const vec<T> ai(PackedA ? a[p * mr + i]
+                              : a[static_cast<std::ptrdiff_t>(i) * a_rs +
+                                  static_cast<std::ptrdiff_t>(p) * a_cs]);
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < nv; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
+    }
+  }
+}
+
+/// Asks for the rows of a C tile while the micro-kernel runs: C is read (or written) once per
+/// K block, and its lines are usually in memory.
+template <class T>
+[[gnu::always_inline]] inline void prefetch_tile(const matrix_ref<T>& c, std::size_t rows) {
+  constexpr std::size_t row_bytes = register_tile<T>::nr * sizeof(T);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const char* p = reinterpret_cast<const char*>(c.data + static_cast<std::ptrdiff_t>(i) * c.rs);
+    __builtin_prefetch(p, 1, 3);
+    __builtin_prefetch(p + row_bytes - 1, 1, 3);
+  }
+}
+
+/// What a tile store does besides writing alpha * acc.
+template <class T>
+struct tile_update {
+  T alpha, beta;
+  bool first;  // the first K block: C = alpha AB + beta C (C not read when beta is 0)
+  bool last;   // the last K block: then bias and activation
+};
+
+template <class Act, class X>
+X activate(const X& x) {
+  if constexpr (std::is_void_v<Act>)
+    return x;
+  else
+    return Act::apply(x);
+}
+
+// One element of C: the scalar twin of the vector store below.
+template <class T, class Epi>
+void update_element(T& c, T product, const tile_update<T>& u, const Epi& epi, std::size_t row,
+                    std::size_t col) {
+  T x = u.alpha * product;
+  if (!u.first)
+    x += c;
+  else if (u.beta != T(0))
+    x = simd::fma(u.beta, c, x);
+  if (u.last) {
+    if (epi.bias) x += epi.bias[epi.bias_per_row ? row : col];
+    x = activate<typename Epi::activation>(x);
+  }
+  c = x;
+}
+
+/// Writes the tile acc to C at (row0, col0) (c points there), rows x cols of it valid. The
+/// accumulators go through an L1 buffer, so the epilogue runs on the elementwise kernels'
+/// vectors (nax/simd/arch.hpp) with the very op bodies of the evaluator, whatever width the
+/// micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized errors on AVX-512 min/max).
+template <class T, class Epi>
+[[gnu::always_inline]] inline void store_tile(
+    const vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors],
+    const matrix_ref<T>& c, std::size_t rows, std::size_t cols, const tile_update<T>& u,
+    const Epi& epi, std::size_t row0, std::size_t col0) {
+  using tile = register_tile<T>;
+  using out_vec = simd::vec<T>;
+  constexpr std::size_t mr = tile::mr, nv = tile::vectors, nr = tile::nr, w = vec<T>::size;
+  alignas(64) T tmp[mr][nr];
+  for (std::size_t i = 0; i < mr; ++i)
+    for (std::size_t v = 0; v < nv; ++v) acc[i][v].store_aligned(&tmp[i][v * w]);
+  if (rows == mr && cols == nr && c.cs == 1) {
+    constexpr std::size_t ow = out_vec::size;
+    const out_vec alpha(u.alpha), beta(u.beta);
+    const bool read_c = !u.first || u.beta != T(0);
+    for (std::size_t i = 0; i < mr; ++i) {
+      T* ci = c.data + static_cast<std::ptrdiff_t>(i) * c.rs;
+      for (std::size_t j = 0; j < nr; j += ow) {
+        out_vec x = out_vec::load_aligned(&tmp[i][j]) * alpha;
+        if (read_c) {
+          const out_vec old = out_vec::load_unaligned(ci + j);
+          x = u.first ? simd::fma(beta, old, x) : x + old;
+        }
+        if (u.last) {
+          if (epi.bias)
+            x += epi.bias_per_row ? out_vec(epi.bias[row0 + i])
+                                  : out_vec::load_unaligned(epi.bias + col0 + j);
+          x = activate<typename Epi::activation>(x);
+        }
+        x.store_unaligned(ci + j);
+      }
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      update_element(c(i, j), tmp[i][j], u, epi, row0 + i, col0 + j);
+}
+
+// C = act(beta C + bias) for k = 0 (an empty sum).
+template <class T, class Epi>
+void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
+                std::size_t n1, T beta, const Epi& epi) {
+  const tile_update<T> u{T(0), beta, true, true};
+  for (std::size_t i = m0; i < m1; ++i)
+    for (std::size_t j = n0; j < n1; ++j) update_element(c(i, j), T(0), u, epi, i, j);
+}
+
+/// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread.
+template <class T, class Epi>
+void gemm_packed(const gemm_plan& plan, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
+                 const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
+                 std::size_t n1, T alpha, T beta, const Epi& epi) {
+  using tile = register_tile<T>;
+  constexpr std::size_t mr = tile::mr, nr = tile::nr;
+  const std::size_t k = plan.k;
+  T* const apack = pack_buffer<T, 0>(plan.mc * plan.kc);
+  T* const bpack = pack_buffer<T, 1>(plan.kc * detail::round_up(plan.nc, nr));
+  vec<T> acc[mr][tile::vectors];
+  for (std::size_t jc = n0; jc < n1; jc += plan.nc) {
+    const std::size_t nb = std::min(plan.nc, n1 - jc);
+    for (std::size_t pc = 0; pc < k; pc += plan.kc) {
+      const std::size_t kb = std::min(plan.kc, k - pc);
+      const tile_update<T> u{alpha, beta, pc == 0, pc + kb == k};
+      pack_b(b.at(pc, jc), kb, nb, bpack);
+      for (std::size_t ic = m0; ic < m1; ic += plan.mc) {
+        const std::size_t mb = std::min(plan.mc, m1 - ic);
+        pack_a(a.at(ic, pc), mb, kb, apack);
+        for (std::size_t jr = 0; jr < nb; jr += nr) {
+          for (std::size_t ir = 0; ir < mb; ir += mr) {
+            prefetch_tile(c.at(ic + ir, jc + jr), std::min(mr, mb - ir));
+            micro_kernel<T, true, true>(kb, apack + ir * kb, 0, 0, bpack + jr * kb, 0, acc);
+            store_tile(acc, c.at(ic + ir, jc + jr), std::min(mr, mb - ir), std::min(nr, nb - jr),
+                       u, epi, ic + ir, jc + jr);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// The same without packing (the whole product fits in L2): full tiles read A and B in place
+/// when B has unit stride along n; edge tiles pack their sliver on the stack-like buffer.
+template <class T, class Epi>
+void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
+                const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
+                std::size_t n1, T alpha, T beta, const Epi& epi) {
+  using tile = register_tile<T>;
+  constexpr std::size_t mr = tile::mr, nr = tile::nr;
+  const std::size_t k = plan.k;
+  const tile_update<T> u{alpha, beta, true, true};
+  T* const apack = pack_buffer<T, 0>(mr * k);
+  T* const bpack = pack_buffer<T, 1>(nr * k);
+  vec<T> acc[mr][tile::vectors];
+  for (std::size_t jr = n0; jr < n1; jr += nr) {
+    const std::size_t cols = std::min(nr, n1 - jr);
+    const bool b_in_place = cols == nr && b.cs == 1;
+    if (!b_in_place) pack_b(b.at(0, jr), k, cols, bpack);
+    for (std::size_t ir = m0; ir < m1; ir += mr) {
+      const std::size_t rows = std::min(mr, m1 - ir);
+      if (rows == mr) {
+        if (b_in_place)
+          micro_kernel<T, false, false>(k, &a(ir, 0), a.rs, a.cs, &b(0, jr), b.rs, acc);
+        else
+          micro_kernel<T, false, true>(k, &a(ir, 0), a.rs, a.cs, bpack, 0, acc);
+      } else {
+        pack_a(a.at(ir, 0), rows, k, apack);
+        if (b_in_place)
+          micro_kernel<T, true, false>(k, apack, 0, 0, &b(0, jr), b.rs, acc);
+        else
+          micro_kernel<T, true, true>(k, apack, 0, 0, bpack, 0, acc);
+      }
+      store_tile(acc, c.at(ir, jr), rows, cols, u, epi, ir, jr);
+    }
+  }
+}
+
+}  // namespace detail
+
+/// C[b] = act(alpha A[b] B[b] + beta C[b] + bias) for every b < plan.batch, as planned by
+/// plan_gemm(m, n, k, batch) (A is m x k, B k x n, C m x n; any strides; batches step by each
+/// matrix_ref's `bs`). C must not overlap A or B. With beta = 0, C is not read (it may hold
+/// anything, NaN included).
+template <class T, class Epi = epilogue<T>>
+void gemm(const gemm_plan& plan, matrix_ref<const T> a, matrix_ref<const T> b, matrix_ref<T> c,
+          T alpha = T(1), T beta = T(0), const Epi& epi = {}) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "nax::kernels::gemm: float or double elements");
+  using tile = register_tile<T>;
+  if (plan.m == 0 || plan.n == 0 || plan.batch == 0) return;
+  const std::size_t m_tiles = (plan.m + tile::mr - 1) / tile::mr;
+  const std::size_t n_tiles = (plan.n + tile::nr - 1) / tile::nr;
+  auto task = [&](std::size_t t) {
+    const std::size_t tb = t / (plan.threads_m * plan.threads_n);
+    const std::size_t tm = t / plan.threads_n % plan.threads_m, tn = t % plan.threads_n;
+    const index_range batches = split_range(0, plan.batch, tb, plan.threads_batch);
+    const index_range mt = split_range(0, m_tiles, tm, plan.threads_m);
+    const index_range nt = split_range(0, n_tiles, tn, plan.threads_n);
+    const std::size_t m0 = mt.begin * tile::mr, m1 = std::min(plan.m, mt.end * tile::mr);
+    const std::size_t n0 = nt.begin * tile::nr, n1 = std::min(plan.n, nt.end * tile::nr);
+    if (m0 >= m1 || n0 >= n1) return;
+    for (std::size_t bi = batches.begin; bi < batches.end; ++bi) {
+      const matrix_ref<const T> ab = a.batch(bi), bb = b.batch(bi);
+      const matrix_ref<T> cb = c.batch(bi);
+      if (plan.k == 0)
+        detail::scale_only(cb, m0, m1, n0, n1, beta, epi);
+      else if (plan.packed)
+        detail::gemm_packed(plan, ab, bb, cb, m0, m1, n0, n1, alpha, beta, epi);
+      else
+        detail::gemm_small(plan, ab, bb, cb, m0, m1, n0, n1, alpha, beta, epi);
+    }
+  };
+  const std::size_t tasks = plan.tasks();
+  if (tasks == 1) {
+    task(0);
+    return;
+  }
+  parallel_for(0, tasks, 1, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t t = lo; t < hi; ++t) task(t);
+  });
+}
+
+}  // namespace nax::kernels

@@ -1,0 +1,158 @@
+#pragma once
+// nax::dot<Axes...>(a, b): the contraction of a and b over the named axes, by name.
+//
+// Axes of both operands that are not contracted are batch axes; the others are free. The result
+// has the batch axes (in a's order), then a's free axes, then b's free axes, each in its
+// operand's order: dot<k>(x[i, k], y[k, j]) is [i, j]; dot<k>(x[b, i, k], y[b, k, j]) is
+// [b, i, j]; dot<k>(x[k], y[k]) is a scalar tensor. The product runs on the GEMM kernel
+// (nax/kernels/gemm.hpp): each group of axes (batch, rows, columns, contracted) becomes one
+// dimension of a batched matrix product, read through its stride where the operand's layout
+// allows (any permutation or slice of a tensor does), else from a copy in that order.
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/kernels/gemm.hpp>
+#include <nax/typed/evaluate.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/tensor.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax {
+namespace detail {
+
+/// One dimension of the matrix product made of a group of axes: their total extent and the
+/// stride that steps through them, if one does.
+struct axis_group {
+  std::size_t extent = 1;
+  std::ptrdiff_t stride = 0;
+  bool single_stride = true;
+};
+
+template <class G, class View>
+axis_group group_of(const View& v) {
+  axis_group g;
+  std::ptrdiff_t next = -1;  // the stride the next outer axis must have to continue the group
+  boost::mp11::mp_for_each<boost::mp11::mp_reverse<boost::mp11::mp_transform<
+      boost::mp11::mp_identity, G>>>([&](auto id) {
+    using A = typename decltype(id)::type;
+    const std::size_t e = v.template extent<A>();
+    const std::ptrdiff_t s = v.template stride<A>();
+    g.extent *= e;
+    if (e == 1) return;  // any stride
+    if (next >= 0 && s != next) g.single_stride = false;
+    if (next < 0) g.stride = s;
+    next = s * static_cast<std::ptrdiff_t>(e);
+  });
+  return g;
+}
+
+template <class X>
+inline constexpr bool is_strided_view_v = false;
+template <class T, class... A>
+inline constexpr bool is_strided_view_v<tensor_view<T, A...>> = true;
+
+/// Calls f(view) with a view of x whose axis groups Batch, Rows and Inner each have one stride:
+/// x itself when its layout allows, else a copy of x in the order Batch, Rows, Inner.
+template <class Batch, class Rows, class Inner, class X, class F>
+void with_grouped_view(const X& x, F&& f) {
+  using V = typename X::value_type;
+  if constexpr (is_strided_view_v<X> || requires { x.tensor().view(); }) {
+    const auto v = [&] {
+      if constexpr (is_strided_view_v<X>)
+        return x;
+      else
+        return x.tensor().view();  // an rvalue tensor kept by the expression
+    }();
+    if (group_of<Batch>(v).single_stride && group_of<Rows>(v).single_stride &&
+        group_of<Inner>(v).single_stride)
+      return f(v);
+  }
+  using order = boost::mp11::mp_append<Batch, Rows, Inner>;
+  const tensor_of<V, order> copy(as_expression<V>(x));
+  f(copy.view());
+}
+
+template <class A, class EA, class EB>
+void check_dot_extent(const EA& a, const EB& b) {
+  const std::size_t ea = a.template extent<A>(), eb = b.template extent<A>();
+  if (ea != eb)
+    throw_shape_error("nax::dot: axis '", A::name, "' mismatch: a has ", ea, ", b has ", eb);
+}
+
+template <class EA, class EB>
+struct dot_extents {
+  const EA& a;
+  const EB& b;
+  template <class A>
+  std::size_t extent() const {
+    if constexpr (axes_contains_v<typename EA::axes_type, A>)
+      return a.template extent<A>();
+    else
+      return b.template extent<A>();
+  }
+};
+
+}  // namespace detail
+
+/// The contraction of a and b over the axes `Contract...` (each in both operands): a tensor
+/// over the batch axes (in both, not contracted), then a's free axes, then b's. float or double.
+template <class... Contract, class XA, class XB>
+requires(expression<XA>&& expression<XB>) auto dot(XA&& a, XB&& b) {
+  using EA = detail::expression_of<XA>;
+  using EB = detail::expression_of<XB>;
+  using LA = typename EA::axes_type;
+  using LB = typename EB::axes_type;
+  using V = typename EA::value_type;
+  static_assert(std::is_same_v<V, typename EB::value_type>,
+                "nax::dot: the operands have different element types; use nax::cast<U>(e)");
+  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>,
+                "nax::dot: float or double elements");
+  // An error here means a contracted axis is not an axis of a, or not of b.
+  static_assert((detail::require<axes_contains_v<LA, Contract>,
+                                 error::axis_not_in_list<detail::axis_diagnostic_name<Contract>>> &&
+                 ...));
+  static_assert((detail::require<axes_contains_v<LB, Contract>,
+                                 error::axis_not_in_list<detail::axis_diagnostic_name<Contract>>> &&
+                 ...));
+  static_assert(check_unique_axes<axes<Contract...>>);
+  // Axes of both must agree (different static extents fail here, naming the axis).
+  using all = axes_union<LA, LB>;
+  using contracted = axes<axes_get<all, Contract>...>;
+  using shared = axes_intersection<all, axes_intersection<LA, LB>>;
+  using batch = axes_difference<shared, contracted>;
+  using a_free = axes_difference<LA, LB>;
+  using b_free = axes_difference<LB, LA>;
+  using out_axes = boost::mp11::mp_append<batch, a_free, b_free>;
+
+  const EA ea = detail::as_expression<V>(std::forward<XA>(a));
+  const EB eb = detail::as_expression<V>(std::forward<XB>(b));
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, shared>>(
+      [&](auto id) { detail::check_dot_extent<typename decltype(id)::type>(ea, eb); });
+
+  tensor_of<V, out_axes> out(
+      detail::extents_over<out_axes>::of(detail::dot_extents<EA, EB>{ea, eb}));
+  if (out.size() == 0) return out;
+  detail::with_grouped_view<batch, a_free, contracted>(ea, [&](const auto& va) {
+    detail::with_grouped_view<batch, contracted, b_free>(eb, [&](const auto& vb) {
+      const auto gb = detail::group_of<batch>(va), gm = detail::group_of<a_free>(va),
+                 gka = detail::group_of<contracted>(va);
+      const auto gbb = detail::group_of<batch>(vb), gkb = detail::group_of<contracted>(vb),
+                 gn = detail::group_of<b_free>(vb);
+      const auto plan = kernels::plan_gemm<V>(gm.extent, gn.extent, gka.extent, gb.extent);
+      const auto mn = static_cast<std::ptrdiff_t>(gm.extent * gn.extent);
+      kernels::gemm<V>(plan, {va.data(), gm.stride, gka.stride, gb.stride},
+                       {vb.data(), gkb.stride, gn.stride, gbb.stride},
+                       {out.data(), static_cast<std::ptrdiff_t>(gn.extent), 1, mn});
+    });
+  });
+  return out;
+}
+
+}  // namespace nax

@@ -1,0 +1,208 @@
+// The GEMM kernel against a naive product in double: odd and square sizes, both algorithms
+// (packed and small), transposed and strided operands, batches, alpha/beta, epilogues, threads.
+#include <nax/kernels/gemm.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include <nax/simd/ops.hpp>
+
+#include <doctest/doctest.h>
+
+namespace {
+
+using nax::kernels::matrix_ref;
+
+// Values in [-1, 1] from a simple hash: deterministic, no pattern the kernel could exploit.
+double value_at(std::size_t i, std::size_t salt) {
+  std::size_t h = (i + 1) * 2654435761u + salt * 40503u;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  return double(h % 2001) / 1000.0 - 1.0;
+}
+
+template <class T>
+std::vector<T> filled(std::size_t n, std::size_t salt) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(value_at(i, salt));
+  return v;
+}
+
+struct layout {
+  bool transpose_a = false, transpose_b = false;
+  std::size_t pad = 0;  // extra leading-dimension elements (a strided view)
+};
+
+// Checks C = act(alpha A B + beta C0 + bias) against the double reference, element by element,
+// with a bound scaled by the sum of |a| |b| over k (the error of a float dot product).
+template <class T, class Epi = nax::kernels::epilogue<T>, class Ref>
+void check_product(std::size_t m, std::size_t n, std::size_t k, std::size_t batch, layout l,
+                   T alpha, T beta, const Epi& epi, Ref activation,
+                   const nax::kernels::gemm_plan& plan) {
+  const std::size_t lda = (l.transpose_a ? m : k) + l.pad, ldb = (l.transpose_b ? k : n) + l.pad;
+  const std::size_t ldc = n + l.pad;
+  const std::size_t a_rows = l.transpose_a ? k : m, b_rows = l.transpose_b ? n : k;
+  const std::size_t a_size = a_rows * lda, b_size = b_rows * ldb, c_size = m * ldc;
+  const auto a = filled<T>(a_size * batch, 1), b = filled<T>(b_size * batch, 2);
+  auto c = filled<T>(c_size * batch, 3);
+  const auto c0 = c;
+  matrix_ref<const T> ar(a.data(), static_cast<std::ptrdiff_t>(lda), 1,
+                         static_cast<std::ptrdiff_t>(a_size));
+  matrix_ref<const T> br(b.data(), static_cast<std::ptrdiff_t>(ldb), 1,
+                         static_cast<std::ptrdiff_t>(b_size));
+  if (l.transpose_a) ar = ar.transposed();
+  if (l.transpose_b) br = br.transposed();
+  matrix_ref<T> cr(c.data(), static_cast<std::ptrdiff_t>(ldc), 1,
+                   static_cast<std::ptrdiff_t>(c_size));
+  nax::kernels::gemm(plan, ar, br, cr, alpha, beta, epi);
+
+  const double eps = std::numeric_limits<T>::epsilon();
+  std::size_t wrong = 0;
+  for (std::size_t bi = 0; bi < batch; ++bi)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        double dot = 0, mag = 0;
+        for (std::size_t p = 0; p < k; ++p) {
+          const double x = double(ar.batch(bi)(i, p)) * double(br.batch(bi)(p, j));
+          dot += x;
+          mag += std::abs(x);
+        }
+        const double old = c0[bi * c_size + i * ldc + j];
+        double want = double(alpha) * dot + (beta != T(0) ? double(beta) * old : 0.0);
+        if (epi.bias) want += double(epi.bias[epi.bias_per_row ? i : j]);
+        want = activation(want);
+        const double got = c[bi * c_size + i * ldc + j];
+        const double tol = 4 * eps * (double(k) + 4) * (std::abs(double(alpha)) * mag + 1 +
+                                                         std::abs(double(beta) * old));
+        if (!(std::abs(got - want) <= tol)) ++wrong;
+      }
+  CHECK(wrong == 0);
+  // Padding between rows of C is not written.
+  if (l.pad)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = n; j < ldc; ++j) REQUIRE(c[i * ldc + j] == c0[i * ldc + j]);
+}
+
+double identity(double x) { return x; }
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("gemm equals the naive product over odd and square sizes", T, float, double) {
+  for (std::size_t s : {1u, 2u, 3u, 7u, 17u, 63u, 64u, 65u, 127u, 257u}) {
+    CAPTURE(s);
+    for (std::size_t threads : {1u, 2u}) {
+      const auto plan = nax::kernels::plan_gemm<T>(s, s, s, 1, threads);
+      check_product<T>(s, s, s, 1, {}, T(1), T(0), nax::kernels::epilogue<T>{}, identity, plan);
+    }
+  }
+  // Rectangular, including the shapes of an MLP scaled down.
+  for (auto [m, n, k] : {std::array<std::size_t, 3>{1, 300, 77}, {32, 97, 45}, {129, 13, 300},
+                         {5, 2000, 3}, {300, 1, 1}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    const auto plan = nax::kernels::plan_gemm<T>(m, n, k, 1, 2);
+    check_product<T>(m, n, k, 1, {}, T(1), T(0), nax::kernels::epilogue<T>{}, identity, plan);
+  }
+}
+
+TEST_CASE_TEMPLATE("both algorithms, every layout: transposed and strided operands", T, float,
+                   double) {
+  for (bool packed : {false, true}) {
+    for (int mask = 0; mask < 4; ++mask) {
+      const layout l{(mask & 1) != 0, (mask & 2) != 0, packed ? 3u : 5u};
+      CAPTURE(packed);
+      CAPTURE(mask);
+      for (std::size_t s : {7u, 64u, 131u}) {
+        auto plan = nax::kernels::plan_gemm<T>(s, s + 3, s + 1, 1, 1);
+        plan.packed = packed;
+        check_product<T>(s, s + 3, s + 1, 1, l, T(1), T(0), nax::kernels::epilogue<T>{}, identity,
+                         plan);
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("K blocking: k larger than kc accumulates across blocks", T, float, double) {
+  auto plan = nax::kernels::plan_gemm<T>(37, 41, 1000, 1, 1);
+  plan.kc = 128;  // 8 K blocks, the last partial
+  plan.mc = 18;
+  plan.nc = 32;
+  REQUIRE(plan.packed);
+  check_product<T>(37, 41, 1000, 1, {}, T(0.5), T(-2), nax::kernels::epilogue<T>{}, identity,
+                   plan);
+}
+
+TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double) {
+  for (auto [alpha, beta] : {std::array<T, 2>{1, 1}, {2, 0.5}, {-1, 0}, {0, 3}}) {
+    CAPTURE(alpha);
+    CAPTURE(beta);
+    for (bool packed : {false, true}) {
+      auto plan = nax::kernels::plan_gemm<T>(19, 35, 23, 1, 1);
+      plan.packed = packed;
+      check_product<T>(19, 35, 23, 1, {}, alpha, beta, nax::kernels::epilogue<T>{}, identity,
+                       plan);
+    }
+  }
+  // NaN in C is ignored with beta = 0.
+  std::vector<T> a(4 * 3, T(1)), b(3 * 5, T(1)), c(4 * 5, std::numeric_limits<T>::quiet_NaN());
+  nax::kernels::gemm(nax::kernels::plan_gemm<T>(4, 5, 3),
+                     nax::kernels::matrix_ref<const T>(a.data(), 3, 1),
+                     nax::kernels::matrix_ref<const T>(b.data(), 5, 1),
+                     nax::kernels::matrix_ref<T>(c.data(), 5, 1));
+  for (T x : c) CHECK(x == T(3));
+}
+
+TEST_CASE_TEMPLATE("epilogue: bias per column or per row, then an activation", T, float, double) {
+  const auto col_bias = filled<T>(200, 7), row_bias = filled<T>(200, 8);
+  for (bool packed : {false, true}) {
+    CAPTURE(packed);
+    auto plan = nax::kernels::plan_gemm<T>(29, 37, 300, 1, 2);
+    plan.packed = packed;
+    plan.kc = packed ? 64 : plan.kc;  // several K blocks: bias and activation once, at the end
+    nax::kernels::epilogue<T, nax::ops::relu> relu_cols{col_bias.data(), false};
+    check_product<T>(29, 37, 300, 1, {}, T(1), T(0), relu_cols, [](double x) {
+      return x > 0 ? x : 0.0;
+    }, plan);
+    nax::kernels::epilogue<T, nax::ops::tanh> tanh_rows{row_bias.data(), true};
+    check_product<T>(29, 37, 300, 1, {}, T(0.1), T(1), tanh_rows,
+                     [](double x) { return std::tanh(x); }, plan);
+    nax::kernels::epilogue<T> bias_only{col_bias.data(), false};
+    check_product<T>(29, 37, 300, 1, {}, T(1), T(0), bias_only, identity, plan);
+  }
+}
+
+TEST_CASE_TEMPLATE("batched products, split over threads by batch or inside one", T, float,
+                   double) {
+  for (std::size_t batch : {1u, 3u, 8u}) {
+    CAPTURE(batch);
+    for (std::size_t threads : {1u, 2u}) {
+      const auto plan = nax::kernels::plan_gemm<T>(64, 64, 64, batch, threads);
+      check_product<T>(64, 64, 64, batch, {true, false, 1}, T(1), T(0),
+                       nax::kernels::epilogue<T>{}, identity, plan);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("zero-size products", T, float, double) {
+  std::vector<T> a(12, T(1)), b(12, T(1)), c(16, T(5));
+  const nax::kernels::matrix_ref<const T> ar(a.data(), 3, 1), br(b.data(), 4, 1);
+  const nax::kernels::matrix_ref<T> cr(c.data(), 4, 1);
+  // k = 0: C = beta C (an empty sum), bias and activation still applied.
+  nax::kernels::gemm(nax::kernels::plan_gemm<T>(4, 4, 0), ar, br, cr, T(1), T(2));
+  for (T x : c) CHECK(x == T(10));
+  const T bias[4] = {-100, 1, 2, 3};
+  nax::kernels::gemm(nax::kernels::plan_gemm<T>(4, 4, 0), ar, br, cr, T(1), T(0),
+                     nax::kernels::epilogue<T, nax::ops::relu>{bias, false});
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) CHECK(c[i * 4 + j] == (j == 0 ? T(0) : bias[j]));
+  // m = 0 or n = 0: nothing is written.
+  std::fill(c.begin(), c.end(), T(5));
+  nax::kernels::gemm(nax::kernels::plan_gemm<T>(0, 4, 3), ar, br, cr);
+  nax::kernels::gemm(nax::kernels::plan_gemm<T>(4, 0, 3), ar, br, cr);
+  for (T x : c) CHECK(x == T(5));
+}

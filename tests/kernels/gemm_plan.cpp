@@ -1,0 +1,75 @@
+// The plan: a pure function of shape, element type, threads and caches.
+#include <nax/kernels/gemm_plan.hpp>
+
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+namespace {
+nax::cache_sizes machine() {
+  nax::cache_sizes c;
+  c.l1d = 48 * 1024;
+  c.l2 = 2 * 1024 * 1024;
+  c.l3 = 105 * 1024 * 1024;
+  c.l3_sharing = 2;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("blocking follows the caches and fits them") {
+  using tile = nax::kernels::register_tile<float>;
+  const auto p = nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, machine());
+  CHECK(p.packed);
+  CHECK(p.kc % 8 == 0);
+  CHECK(p.mc % tile::mr == 0);
+  CHECK(p.nc % tile::nr == 0);
+  // A sliver of B in 3/4 of L1, a block of A in a quarter of L2.
+  CHECK(tile::nr * p.kc * sizeof(float) <= 36 * 1024);
+  CHECK(tile::nr * (p.kc + 8) * sizeof(float) > 36 * 1024);
+  CHECK(p.mc * p.kc * sizeof(float) <= 512 * 1024);
+  CHECK(p.kc * p.nc * sizeof(float) <= 105 * 1024 * 1024 / 4);
+  // A smaller L1 gives a smaller kc.
+  auto small = machine();
+  small.l1d = 16 * 1024;
+  CHECK(nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, small).kc < p.kc);
+  // Blocks never exceed the problem (rounded to whole tiles).
+  const auto q = nax::kernels::plan_gemm<float>(10, 20, 30, 1, 1, machine());
+  CHECK(q.mc == 12);
+  CHECK(q.kc == 32);
+  CHECK(q.nc == 32);
+}
+
+TEST_CASE("small products skip packing; large or deep ones pack") {
+  CHECK_FALSE(nax::kernels::plan_gemm<float>(64, 64, 64, 1, 1, machine()).packed);
+  CHECK(nax::kernels::plan_gemm<float>(1024, 1024, 1024, 1, 1, machine()).packed);
+  CHECK(nax::kernels::plan_gemm<float>(8, 8, 5000, 1, 1, machine()).packed);  // k > kc
+}
+
+TEST_CASE("threads split the batch, else the larger of m and n; tiny products stay serial") {
+  const auto batched = nax::kernels::plan_gemm<float>(64, 64, 64, 64, 2, machine());
+  CHECK(batched.threads_batch == 2);
+  CHECK(batched.tasks() == 2);
+  const auto tall = nax::kernels::plan_gemm<float>(4096, 1024, 1024, 1, 2, machine());
+  CHECK(tall.threads_m == 2);
+  CHECK(tall.threads_n == 1);
+  const auto wide = nax::kernels::plan_gemm<float>(32, 3072, 768, 1, 2, machine());
+  CHECK(wide.threads_n == 2);
+  CHECK(wide.threads_m == 1);
+  const auto row = nax::kernels::plan_gemm<float>(1, 3072, 768, 1, 2, machine());
+  CHECK(row.threads_n == 2);
+  CHECK(nax::kernels::plan_gemm<float>(8, 8, 8, 1, 2, machine()).tasks() == 1);
+  CHECK(nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, machine()).tasks() == 1);
+}
+
+TEST_CASE("the same inputs give the same plan, and it prints") {
+  const auto a = nax::kernels::plan_gemm<double>(300, 200, 100, 3, 2, machine());
+  const auto b = nax::kernels::plan_gemm<double>(300, 200, 100, 3, 2, machine());
+  CHECK(a.mc == b.mc);
+  CHECK(a.kc == b.kc);
+  CHECK(a.nc == b.nc);
+  CHECK(a.tasks() == b.tasks());
+  std::ostringstream os;
+  os << a;
+  CHECK(os.str().find("3 x 300x200x100") != std::string::npos);
+  CHECK(a.flops() == 2.0 * 300 * 200 * 100 * 3);
+}
