@@ -100,8 +100,9 @@ TEST_CASE_TEMPLATE("gemm equals the naive product over odd and square sizes", T,
     }
   }
   // Rectangular, including the shapes of an MLP scaled down.
-  for (auto [m, n, k] : {std::array<std::size_t, 3>{1, 300, 77}, {32, 97, 45}, {129, 13, 300},
-                         {5, 2000, 3}, {300, 1, 1}}) {
+  for (const auto& mnk : {std::array<std::size_t, 3>{1, 300, 77}, {32, 97, 45}, {129, 13, 300},
+                          {5, 2000, 3}, {300, 1, 1}}) {
+    const std::size_t m = mnk[0], n = mnk[1], k = mnk[2];
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(k);
@@ -138,7 +139,8 @@ TEST_CASE_TEMPLATE("K blocking: k larger than kc accumulates across blocks", T, 
 }
 
 TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double) {
-  for (auto [alpha, beta] : {std::array<T, 2>{1, 1}, {2, 0.5}, {-1, 0}, {0, 3}}) {
+  for (const auto& ab : {std::array<T, 2>{1, 1}, {2, 0.5}, {-1, 0}, {0, 3}}) {
+    const T alpha = ab[0], beta = ab[1];
     CAPTURE(alpha);
     CAPTURE(beta);
     for (bool packed : {false, true}) {
