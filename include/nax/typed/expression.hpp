@@ -113,7 +113,8 @@ struct strided_reader {
 template <class L, class T>
 struct splat_reader {
   T value;
-  loaded_t<L, T> v = loaded_t<L, T>(value);
+  loaded_t<L, T> v;
+  explicit splat_reader(T x) : value(x), v(x) {}
   loaded_t<L, T> load(std::size_t) const { return v; }
   T scalar(std::size_t) const { return value; }
 };
@@ -244,7 +245,7 @@ struct scalar_cursor {
   void for_each_leaf(F&&) const {}
   template <class L, row_access>
   splat_reader<L, T> reader() const {
-    return {value};
+    return splat_reader<L, T>(value);
   }
 };
 
