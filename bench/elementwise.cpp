@@ -98,73 +98,20 @@ void xtensor_openmp_chain(bool tanh, const float* x, float* out, std::size_t n, 
 
 #else  // the benchmark
 
-#include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
-
-#include <nax/nax.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <functional>
-#include <limits>
-#include <random>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <vector>
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <immintrin.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <csignal>
-
-#include <omp.h>
-
-#ifndef NAX_BENCH_HAVE_EIGEN
-#define NAX_BENCH_HAVE_EIGEN 0
-#endif
 #ifndef NAX_BENCH_HAVE_XTENSOR
 #define NAX_BENCH_HAVE_XTENSOR 0
 #endif
 #ifndef NAX_BENCH_HAVE_XTENSOR_OPENMP
 #define NAX_BENCH_HAVE_XTENSOR_OPENMP 0
 #endif
-#ifndef NAX_BENCH_HAVE_TORCH
-#define NAX_BENCH_HAVE_TORCH 0
-#endif
-#ifndef NAX_BENCH_COMPILER
-#define NAX_BENCH_COMPILER "unknown (not built by bench/CMakeLists.txt)"
-#endif
-#ifndef NAX_BENCH_FLAGS
-#define NAX_BENCH_FLAGS "unknown (not built by bench/CMakeLists.txt)"
-#endif
 
-#if NAX_BENCH_HAVE_EIGEN
-#define EIGEN_USE_THREADS
-#include <Eigen/Core>
-#include <unsupported/Eigen/CXX11/Tensor>
-#endif
-#if NAX_BENCH_HAVE_XTENSOR
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
-#include <xtensor/xtensor_config.hpp>
-#endif
+#include "harness.hpp"  // first: nax, then the peers (see there)
 
 // The xtensor + OpenMP variant: the NAX_BENCH_XTENSOR_OPENMP_PART build of this file (above).
 #if NAX_BENCH_HAVE_XTENSOR_OPENMP
 void xtensor_openmp_chain(bool tanh, const float* x, float* out, std::size_t n, float a, float b,
                           float c, int threads);
 #endif
-
-#include "harness.hpp"
 
 namespace {
 

@@ -2,8 +2,7 @@
 // and 2 threads, interleaved, beside the in-run FMA peak of each thread count.
 //
 //   bench_gemm [--reps N] [--threads 1,2] [--ops 64,512,mlp1,...]
-#define NAX_BENCH_WANTS_EIGEN  // harness.hpp includes Eigen after nax (the g++ 12 workaround)
-#include "harness.hpp"
+#include "harness.hpp"  // first: nax, then the peers (see there)
 
 #include <sstream>
 
@@ -81,7 +80,8 @@ void run_case(const gemm_case& g, int threads, int reps) {
   std::vector<double> ref(check_rows * n, 0.0);
   for (std::size_t i = 0; i < check_rows; ++i)
     for (std::size_t p = 0; p < k; ++p)
-      for (std::size_t j = 0; j < n; ++j) ref[i * n + j] += double(a[i * k + p]) * double(b[p * n + j]);
+      for (std::size_t j = 0; j < n; ++j)
+        ref[i * n + j] += double(a[i * k + p]) * double(b[p * n + j]);
   auto verify = [&]() {
     return compare_gemm(std::vector<float>(c.begin(), c.begin() + std::ptrdiff_t(check_rows * n)),
                         ref, k);
@@ -150,12 +150,16 @@ void run_case(const gemm_case& g, int threads, int reps) {
   const double peak = fma_peak_gflops(threads);
   std::printf("\n### %s: %zu x (%zu x %zu x %zu), %d thread%s\n\n", g.name.c_str(), nb, m, k, n,
               threads, threads > 1 ? "s" : "");
-  std::printf("%s\n\n", cat("nax plan: ", [&] {
-                          std::ostringstream os;
-                          os << plan;
-                          return os.str();
-                        }()).c_str());
-  std::printf("| variant | ms/call median | ms/call best | GFLOP/s median | GFLOP/s best | of peak | nax/variant |\n");
+  std::printf("%s\n\n", cat("nax plan: ",
+                            [&] {
+                              std::ostringstream os;
+                              os << plan;
+                              return os.str();
+                            }())
+                            .c_str());
+  std::printf(
+      "| variant | ms/call median | ms/call best | GFLOP/s median | GFLOP/s best | of peak | "
+      "nax/variant |\n");
   std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   const double nax_median = vs[0].median;
   double best_blas = 0;
@@ -191,10 +195,10 @@ int main(int argc, char** argv) {
               nax::kernels::gemm_arch::name(), nax::kernels::register_tile<float>::mr,
               nax::kernels::register_tile<float>::nr);
   const std::vector<gemm_case> all = {
-      {"64", 64, 64, 64, 1},       {"128", 128, 128, 128, 1},
-      {"256", 256, 256, 256, 1},   {"512", 512, 512, 512, 1},
+      {"64", 64, 64, 64, 1},         {"128", 128, 128, 128, 1},
+      {"256", 256, 256, 256, 1},     {"512", 512, 512, 512, 1},
       {"1024", 1024, 1024, 1024, 1}, {"2048", 2048, 2048, 2048, 1},
-      {"mlp1", 1, 3072, 768, 1},   {"mlp32", 32, 3072, 768, 1},
+      {"mlp1", 1, 3072, 768, 1},     {"mlp32", 32, 3072, 768, 1},
       {"mlp256", 256, 768, 3072, 1}, {"mlp4096", 4096, 1024, 1024, 1},
       {"batched", 64, 64, 64, 64}};
   for (const auto& g : all) {

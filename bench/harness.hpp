@@ -32,10 +32,6 @@
 
 #include <omp.h>
 
-#if defined(NAX_BENCH_WANTS_EIGEN) && NAX_BENCH_HAVE_EIGEN
-#include <Eigen/Core>
-#endif
-
 #ifndef NAX_BENCH_HAVE_EIGEN
 #define NAX_BENCH_HAVE_EIGEN 0
 #endif
@@ -47,6 +43,22 @@
 #endif
 #ifndef NAX_BENCH_FLAGS
 #define NAX_BENCH_FLAGS "unknown (not built by bench/CMakeLists.txt)"
+#endif
+
+// Eigen after nax's first include (nax's headers carry the g++ 12 AVX-512 warning workaround),
+// with its Tensor module and thread pool for the benchmarks that use them.
+#if NAX_BENCH_HAVE_EIGEN
+#define EIGEN_USE_THREADS
+#include <Eigen/Core>
+#include <unsupported/Eigen/CXX11/Tensor>
+#endif
+// xtensor, in the benchmark that compares with it (bench/CMakeLists.txt defines
+// NAX_BENCH_HAVE_XTENSOR, 1 or 0, for that one only).
+#if defined(NAX_BENCH_HAVE_XTENSOR) && NAX_BENCH_HAVE_XTENSOR
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xtensor_config.hpp>
 #endif
 
 namespace {
@@ -371,8 +383,9 @@ const variant* find(const std::vector<variant>& vs, const std::string& name) {
 }
 
 // The table of one (op, thread count), then nax's ratios to the best peer and to the limits.
-[[maybe_unused]] void print_table(const std::vector<variant>& vs, double peer_target,
-                 const std::vector<std::pair<std::string, double>>& limit_targets) {
+[[maybe_unused]] void print_table(
+    const std::vector<variant>& vs, double peer_target,
+    const std::vector<std::pair<std::string, double>>& limit_targets) {
   const variant* nax_v = nullptr;
   const variant* best_peer = nullptr;
   for (const auto& v : vs) {
@@ -486,7 +499,7 @@ void print_header(const char* title, const std::string& torch_info) {
               XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH,
               XSIMD_VERSION_MAJOR, XSIMD_VERSION_MINOR, XSIMD_VERSION_PATCH,
               xsimd::default_arch::name(), xsimd::batch<float>::size);
-#elif defined(NAX_BENCH_SHOWS_XTENSOR)
+#elif defined(NAX_BENCH_HAVE_XTENSOR)
   std::printf("xtensor:    not found at configure time; its rows are skipped\n");
 #endif
   std::printf("PyTorch:    %s\n", torch_info.c_str());
@@ -512,7 +525,8 @@ void print_header(const char* title, const std::string& torch_info) {
 }
 
 // Compares `got` with `ref`: |got - ref| <= tol * max(|ref|, floor). "" if every element passes.
-[[maybe_unused]] std::string compare(const float* got, const float* ref, std::size_t n, double tol, double floor) {
+[[maybe_unused]] std::string compare(const float* got, const float* ref, std::size_t n, double tol,
+                                     double floor) {
   std::size_t bad = 0, first = n;
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {

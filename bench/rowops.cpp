@@ -35,53 +35,7 @@
 //        bench_rowops --profile <variant> [--op softmax] [--threads T] [--calls K] [--rows R]
 //                     [--cold]
 
-#include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
-
-#include <nax/nax.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <functional>
-#include <limits>
-#include <random>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <vector>
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <immintrin.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <csignal>
-
-#include <omp.h>
-
-#ifndef NAX_BENCH_HAVE_EIGEN
-#define NAX_BENCH_HAVE_EIGEN 0
-#endif
-#ifndef NAX_BENCH_HAVE_TORCH
-#define NAX_BENCH_HAVE_TORCH 0
-#endif
-#ifndef NAX_BENCH_COMPILER
-#define NAX_BENCH_COMPILER "unknown (not built by bench/CMakeLists.txt)"
-#endif
-#ifndef NAX_BENCH_FLAGS
-#define NAX_BENCH_FLAGS "unknown (not built by bench/CMakeLists.txt)"
-#endif
-
-#if NAX_BENCH_HAVE_EIGEN
-#include <Eigen/Core>
-#endif
-
-#include "harness.hpp"
+#include "harness.hpp"  // first: nax, then the peers (see there)
 
 namespace {
 

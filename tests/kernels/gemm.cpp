@@ -76,8 +76,8 @@ void check_product(std::size_t m, std::size_t n, std::size_t k, std::size_t batc
         if (epi.bias) want += double(epi.bias[epi.bias_per_row ? i : j]);
         want = activation(want);
         const double got = c[bi * c_size + i * ldc + j];
-        const double tol = 4 * eps * (double(k) + 4) * (std::abs(double(alpha)) * mag + 1 +
-                                                         std::abs(double(beta) * old));
+        const double tol = 4 * eps * (double(k) + 4) *
+                           (std::abs(double(alpha)) * mag + 1 + std::abs(double(beta) * old));
         if (!(std::abs(got - want) <= tol)) ++wrong;
       }
   CHECK(wrong == 0);
@@ -100,8 +100,11 @@ TEST_CASE_TEMPLATE("gemm equals the naive product over odd and square sizes", T,
     }
   }
   // Rectangular, including the shapes of an MLP scaled down.
-  for (const auto& mnk : {std::array<std::size_t, 3>{1, 300, 77}, {32, 97, 45}, {129, 13, 300},
-                          {5, 2000, 3}, {300, 1, 1}}) {
+  for (const auto& mnk : {std::array<std::size_t, 3>{1, 300, 77},
+                          {32, 97, 45},
+                          {129, 13, 300},
+                          {5, 2000, 3},
+                          {300, 1, 1}}) {
     const std::size_t m = mnk[0], n = mnk[1], k = mnk[2];
     CAPTURE(m);
     CAPTURE(n);
@@ -134,8 +137,7 @@ TEST_CASE_TEMPLATE("K blocking: k larger than kc accumulates across blocks", T, 
   plan.mc = 18;
   plan.nc = 32;
   REQUIRE(plan.packed);
-  check_product<T>(37, 41, 1000, 1, {}, T(0.5), T(-2), nax::kernels::epilogue<T>{}, identity,
-                   plan);
+  check_product<T>(37, 41, 1000, 1, {}, T(0.5), T(-2), nax::kernels::epilogue<T>{}, identity, plan);
 }
 
 TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double) {
@@ -146,8 +148,7 @@ TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double)
     for (bool packed : {false, true}) {
       auto plan = nax::kernels::plan_gemm<T>(19, 35, 23, 1, 1);
       plan.packed = packed;
-      check_product<T>(19, 35, 23, 1, {}, alpha, beta, nax::kernels::epilogue<T>{}, identity,
-                       plan);
+      check_product<T>(19, 35, 23, 1, {}, alpha, beta, nax::kernels::epilogue<T>{}, identity, plan);
     }
   }
   // NaN in C is ignored with beta = 0.
@@ -167,12 +168,11 @@ TEST_CASE_TEMPLATE("epilogue: bias per column or per row, then an activation", T
     plan.packed = packed;
     plan.kc = packed ? 64 : plan.kc;  // several K blocks: bias and activation once, at the end
     nax::kernels::epilogue<T, nax::ops::relu> relu_cols{col_bias.data(), false};
-    check_product<T>(29, 37, 300, 1, {}, T(1), T(0), relu_cols, [](double x) {
-      return x > 0 ? x : 0.0;
-    }, plan);
+    check_product<T>(
+        29, 37, 300, 1, {}, T(1), T(0), relu_cols, [](double x) { return x > 0 ? x : 0.0; }, plan);
     nax::kernels::epilogue<T, nax::ops::tanh> tanh_rows{row_bias.data(), true};
-    check_product<T>(29, 37, 300, 1, {}, T(0.1), T(1), tanh_rows,
-                     [](double x) { return std::tanh(x); }, plan);
+    check_product<T>(
+        29, 37, 300, 1, {}, T(0.1), T(1), tanh_rows, [](double x) { return std::tanh(x); }, plan);
     nax::kernels::epilogue<T> bias_only{col_bias.data(), false};
     check_product<T>(29, 37, 300, 1, {}, T(1), T(0), bias_only, identity, plan);
   }
@@ -184,8 +184,8 @@ TEST_CASE_TEMPLATE("batched products, split over threads by batch or inside one"
     CAPTURE(batch);
     for (std::size_t threads : {1u, 2u}) {
       const auto plan = nax::kernels::plan_gemm<T>(64, 64, 64, batch, threads);
-      check_product<T>(64, 64, 64, batch, {true, false, 1}, T(1), T(0),
-                       nax::kernels::epilogue<T>{}, identity, plan);
+      check_product<T>(64, 64, 64, batch, {true, false, 1}, T(1), T(0), nax::kernels::epilogue<T>{},
+                       identity, plan);
     }
   }
 }

@@ -42,12 +42,12 @@ using vec = gemm_vec<T>;
 template <class T, int Which>
 T* pack_buffer(std::size_t elements) {
   struct deleter {
-    void operator()(T* p) const noexcept { ::operator delete(p, std::align_val_t{64}); }
+    void operator()(T* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
   };
   thread_local std::unique_ptr<T, deleter> buffer;
   thread_local std::size_t capacity = 0;
   if (elements > capacity) {
-    buffer.reset(static_cast<T*>(::operator new(elements * sizeof(T), std::align_val_t{64})));
+    buffer.reset(static_cast<T*>(::operator new (elements * sizeof(T), std::align_val_t{64})));
     capacity = elements;
   }
   return buffer.get();
@@ -121,9 +121,10 @@ template <class T, bool PackedA, bool PackedB>
       bv[v] = PackedB ? vec<T>::load_aligned(bp + v * w) : vec<T>::load_unaligned(bp + v * w);
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < mr; ++i) {
-      const vec<T> ai(PackedA ? a[p * mr + i]
-                              : a[static_cast<std::ptrdiff_t>(i) * a_rs +
-                                  static_cast<std::ptrdiff_t>(p) * a_cs]);
+      const vec<T> ai(
+          PackedA
+              ? a[p * mr + i]
+              : a[static_cast<std::ptrdiff_t>(i) * a_rs + static_cast<std::ptrdiff_t>(p) * a_cs]);
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < nv; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
     }
@@ -158,20 +159,21 @@ X activate(const X& x) {
     return Act::apply(x);
 }
 
-// One element of C: the scalar twin of the vector store below.
-template <class T, class Epi>
-void update_element(T& c, T product, const tile_update<T>& u, const Epi& epi, std::size_t row,
-                    std::size_t col) {
-  T x = u.alpha * product;
+// The new value of C from the product, for one element or one vector alike: alpha times the
+// product, plus C (scaled by beta in the first K block; not read when beta is 0 there), then in
+// the last K block the bias (`bias` yields it, called only when there is one) and the activation.
+template <class Act, class X, class T, class Old, class Bias>
+X updated(const X& product, const tile_update<T>& u, bool has_bias, Old old, Bias bias) {
+  X x = product * X(u.alpha);
   if (!u.first)
-    x += c;
+    x += old();
   else if (u.beta != T(0))
-    x = simd::fma(u.beta, c, x);
+    x = simd::fma(X(u.beta), old(), x);
   if (u.last) {
-    if (epi.bias) x += epi.bias[epi.bias_per_row ? row : col];
-    x = activate<typename Epi::activation>(x);
+    if (has_bias) x += bias();
+    x = activate<Act>(x);
   }
-  c = x;
+  return x;
 }
 
 /// Writes the tile acc to C at (row0, col0) (c points there), rows x cols of it valid. The
@@ -180,41 +182,40 @@ void update_element(T& c, T product, const tile_update<T>& u, const Epi& epi, st
 /// micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized errors on AVX-512 min/max).
 template <class T, class Epi>
 [[gnu::always_inline]] inline void store_tile(
-    const vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors],
-    const matrix_ref<T>& c, std::size_t rows, std::size_t cols, const tile_update<T>& u,
-    const Epi& epi, std::size_t row0, std::size_t col0) {
+    const vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors], const matrix_ref<T>& c,
+    std::size_t rows, std::size_t cols, const tile_update<T>& u, const Epi& epi, std::size_t row0,
+    std::size_t col0) {
   using tile = register_tile<T>;
   using out_vec = simd::vec<T>;
+  using act = typename Epi::activation;
   constexpr std::size_t mr = tile::mr, nv = tile::vectors, nr = tile::nr, w = vec<T>::size;
   alignas(64) T tmp[mr][nr];
   for (std::size_t i = 0; i < mr; ++i)
     for (std::size_t v = 0; v < nv; ++v) acc[i][v].store_aligned(&tmp[i][v * w]);
+  const bool has_bias = epi.bias != nullptr;
   if (rows == mr && cols == nr && c.cs == 1) {
-    constexpr std::size_t ow = out_vec::size;
-    const out_vec alpha(u.alpha), beta(u.beta);
-    const bool read_c = !u.first || u.beta != T(0);
     for (std::size_t i = 0; i < mr; ++i) {
       T* ci = c.data + static_cast<std::ptrdiff_t>(i) * c.rs;
-      for (std::size_t j = 0; j < nr; j += ow) {
-        out_vec x = out_vec::load_aligned(&tmp[i][j]) * alpha;
-        if (read_c) {
-          const out_vec old = out_vec::load_unaligned(ci + j);
-          x = u.first ? simd::fma(beta, old, x) : x + old;
-        }
-        if (u.last) {
-          if (epi.bias)
-            x += epi.bias_per_row ? out_vec(epi.bias[row0 + i])
-                                  : out_vec::load_unaligned(epi.bias + col0 + j);
-          x = activate<typename Epi::activation>(x);
-        }
-        x.store_unaligned(ci + j);
+      for (std::size_t j = 0; j < nr; j += out_vec::size) {
+        updated<act>(
+            out_vec::load_aligned(&tmp[i][j]), u, has_bias,
+            [&] { return out_vec::load_unaligned(ci + j); },
+            [&] {
+              return epi.bias_per_row ? out_vec(epi.bias[row0 + i])
+                                      : out_vec::load_unaligned(epi.bias + col0 + j);
+            })
+            .store_unaligned(ci + j);
       }
     }
     return;
   }
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j)
-      update_element(c(i, j), tmp[i][j], u, epi, row0 + i, col0 + j);
+    for (std::size_t j = 0; j < cols; ++j) {
+      T& cij = c(i, j);
+      cij = updated<act>(
+          tmp[i][j], u, has_bias, [&] { return cij; },
+          [&] { return epi.bias[epi.bias_per_row ? row0 + i : col0 + j]; });
+    }
 }
 
 // C = act(beta C + bias) for k = 0 (an empty sum).
@@ -223,7 +224,12 @@ void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::siz
                 std::size_t n1, T beta, const Epi& epi) {
   const tile_update<T> u{T(0), beta, true, true};
   for (std::size_t i = m0; i < m1; ++i)
-    for (std::size_t j = n0; j < n1; ++j) update_element(c(i, j), T(0), u, epi, i, j);
+    for (std::size_t j = n0; j < n1; ++j) {
+      T& cij = c(i, j);
+      cij = updated<typename Epi::activation>(
+          T(0), u, epi.bias != nullptr, [&] { return cij; },
+          [&] { return epi.bias[epi.bias_per_row ? i : j]; });
+    }
 }
 
 /// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread.
@@ -250,8 +256,8 @@ void gemm_packed(const gemm_plan& plan, const matrix_ref<const T>& a, const matr
           for (std::size_t ir = 0; ir < mb; ir += mr) {
             prefetch_tile(c.at(ic + ir, jc + jr), std::min(mr, mb - ir));
             micro_kernel<T, true, true>(kb, apack + ir * kb, 0, 0, bpack + jr * kb, 0, acc);
-            store_tile(acc, c.at(ic + ir, jc + jr), std::min(mr, mb - ir), std::min(nr, nb - jr),
-                       u, epi, ic + ir, jc + jr);
+            store_tile(acc, c.at(ic + ir, jc + jr), std::min(mr, mb - ir), std::min(nr, nb - jr), u,
+                       epi, ic + ir, jc + jr);
           }
         }
       }

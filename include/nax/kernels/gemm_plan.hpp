@@ -56,8 +56,8 @@ struct gemm_plan {
 inline std::ostream& operator<<(std::ostream& os, const gemm_plan& p) {
   return os << "gemm_plan{" << p.batch << " x " << p.m << "x" << p.n << "x" << p.k << ", "
             << (p.packed ? "packed" : "small") << ", mc " << p.mc << " kc " << p.kc << " nc "
-            << p.nc << ", threads " << p.threads_batch << "x" << p.threads_m << "x"
-            << p.threads_n << "}";
+            << p.nc << ", threads " << p.threads_batch << "x" << p.threads_m << "x" << p.threads_n
+            << "}";
 }
 
 namespace detail {
@@ -90,9 +90,9 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
   // rest); nc: a kc x nc panel of B at most half of this core's L3 share.
   p.mc = std::min(detail::round_up(std::max<std::size_t>(m, 1), tile::mr),
                   detail::round_down(l2 / 4 / (p.kc * sizeof(T)), tile::mr));
-  p.nc = std::min(detail::round_up(std::max<std::size_t>(n, 1), tile::nr),
-                  detail::round_down(std::max<std::size_t>(l3, l2) / 2 / (p.kc * sizeof(T)),
-                                     tile::nr));
+  p.nc = std::min(
+      detail::round_up(std::max<std::size_t>(n, 1), tile::nr),
+      detail::round_down(std::max<std::size_t>(l3, l2) / 2 / (p.kc * sizeof(T)), tile::nr));
   // Small products: packing costs as much as it saves when every operand already fits in L2.
   p.packed = (m * k + k * n + m * n) * sizeof(T) > l2 / 2 || k > p.kc;
 
@@ -105,7 +105,8 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
   }
   // Split the larger of m and n (each task packs the other operand whole, so the smaller one
   // is the one packed twice), as far as it has register tiles to give.
-  const std::size_t m_tiles = (m + tile::mr - 1) / tile::mr, n_tiles = (n + tile::nr - 1) / tile::nr;
+  const std::size_t m_tiles = (m + tile::mr - 1) / tile::mr,
+                    n_tiles = (n + tile::nr - 1) / tile::nr;
   if (m_tiles * tile::mr >= n_tiles * tile::nr)
     p.threads_m = std::min(tasks, m_tiles);
   else

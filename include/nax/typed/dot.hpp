@@ -39,17 +39,18 @@ template <class G, class View>
 axis_group group_of(const View& v) {
   axis_group g;
   std::ptrdiff_t next = -1;  // the stride the next outer axis must have to continue the group
-  boost::mp11::mp_for_each<boost::mp11::mp_reverse<boost::mp11::mp_transform<
-      boost::mp11::mp_identity, G>>>([&](auto id) {
-    using A = typename decltype(id)::type;
-    const std::size_t e = v.template extent<A>();
-    const std::ptrdiff_t s = v.template stride<A>();
-    g.extent *= e;
-    if (e == 1) return;  // any stride
-    if (next >= 0 && s != next) g.single_stride = false;
-    if (next < 0) g.stride = s;
-    next = s * static_cast<std::ptrdiff_t>(e);
-  });
+  boost::mp11::mp_for_each<
+      boost::mp11::mp_reverse<boost::mp11::mp_transform<boost::mp11::mp_identity, G>>>(
+      [&](auto id) {
+        using A = typename decltype(id)::type;
+        const std::size_t e = v.template extent<A>();
+        const std::ptrdiff_t s = v.template stride<A>();
+        g.extent *= e;
+        if (e == 1) return;  // any stride
+        if (next >= 0 && s != next) g.single_stride = false;
+        if (next < 0) g.stride = s;
+        next = s * static_cast<std::ptrdiff_t>(e);
+      });
   return g;
 }
 

@@ -93,6 +93,35 @@ loop_shape<R> coalesce(const std::array<std::size_t, (R > 0 ? R : 1)>& ext, Visi
   }
 }
 
+/// One row of a destination as a kernel writes it: `store(i, v)` (a vector, or a mask for a bool
+/// destination), `store_tail(i, n, v)`, `load(i)` (to rewrite in place) and `at(i)`; at unit
+/// stride when `Contiguous`, else at `step` (contiguous rows still store directly).
+template <class T, bool Contiguous>
+struct row_writer {
+  T* p;
+  std::ptrdiff_t step;
+  T& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
+  template <class X>
+  void store(std::size_t i, const X& v) const {
+    if constexpr (std::is_same_v<X, simd::vec<T>>) {
+      if (Contiguous || step == 1) return v.store_unaligned(&at(i));
+    }
+    store_tail(i, X::size, v);
+  }
+  template <class X>
+  void store_tail(std::size_t i, std::size_t n, const X& v) const {
+    alignas(64) T tmp[X::size];
+    v.store_aligned(tmp);
+    for (std::size_t j = 0; j < n; ++j) at(i + j) = tmp[j];
+  }
+  simd::vec<T> load(std::size_t i) const {
+    if constexpr (Contiguous)
+      return simd::vec<T>::load_unaligned(p + i);
+    else
+      return load_partial<T>(p + static_cast<std::ptrdiff_t>(i) * step, step, simd::width<T>);
+  }
+};
+
 template <class T, std::size_t R>
 struct destination_cursor {
   T* base = nullptr;
@@ -101,27 +130,19 @@ struct destination_cursor {
   std::ptrdiff_t step = 1;
   bool stream = false;  // non-temporal stores where the address is aligned
 
+  row_writer<T, false> writer() const { return {row, step}; }
   template <class V>
   void store(std::size_t i, const V& v) const {
-    T* p = row + static_cast<std::ptrdiff_t>(i) * step;
-    if (step == 1) {
-      if constexpr (std::is_same_v<V, simd::vec<T>>) {
-        if (stream && reinterpret_cast<std::uintptr_t>(p) % sizeof(V) == 0)
-          return simd::stream_store(p, v);
-      }
-      v.store_unaligned(p);
-    } else {
-      alignas(64) T tmp[V::size];
-      v.store_aligned(tmp);
-      for (std::size_t j = 0; j < V::size; ++j) p[static_cast<std::ptrdiff_t>(j) * step] = tmp[j];
+    if constexpr (std::is_same_v<V, simd::vec<T>>) {
+      T* p = row + static_cast<std::ptrdiff_t>(i) * step;
+      if (stream && step == 1 && reinterpret_cast<std::uintptr_t>(p) % sizeof(V) == 0)
+        return simd::stream_store(p, v);
     }
+    writer().store(i, v);
   }
   template <class V>
   void store_tail(std::size_t i, std::size_t n, const V& v) const {
-    T* p = row + static_cast<std::ptrdiff_t>(i) * step;
-    alignas(64) T tmp[V::size];
-    v.store_aligned(tmp);
-    for (std::size_t j = 0; j < n; ++j) p[static_cast<std::ptrdiff_t>(j) * step] = tmp[j];
+    writer().store_tail(i, n, v);
   }
 };
 
@@ -200,20 +221,9 @@ void write_contiguous_row(C& c, T* out, std::size_t begin, std::size_t end) {
     if (reinterpret_cast<std::uintptr_t>(out + i) % bytes == 0)
       for (; i + w <= end; i += w) simd::stream_store(out + i, r.load(i));
   }
-  if constexpr (std::is_same_v<V, simd::vec<T>>) {
-    for (; i + w <= end; i += w) r.load(i).store_unaligned(out + i);
-  } else {  // a bool destination
-    for (; i + w <= end; i += w) {
-      alignas(64) T tmp[w];
-      r.load(i).store_aligned(tmp);
-      std::copy(tmp, tmp + w, out + i);
-    }
-  }
-  if (i < end) {
-    alignas(64) T tmp[w];
-    load_tail<L>(c, i, end - i).store_aligned(tmp);
-    std::copy(tmp, tmp + (end - i), out + i);
-  }
+  const row_writer<T, true> o{out, 1};
+  for (; i + w <= end; i += w) o.store(i, r.load(i));
+  if (i < end) o.store_tail(i, end - i, load_tail<L>(c, i, end - i));
 }
 
 // Rows with any layout: strided leaves and destination, gathers read in tiles.
@@ -340,7 +350,7 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   auto run = [&](auto kind) {
     parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
       run_items<lane, decltype(kind)::value>(c, d, shape, chunks_per_row, chunk,
-                                            gathers && shape.rank > 1, lo, hi);
+                                             gathers && shape.rank > 1, lo, hi);
     });
   };
   if (d.step == 1 && contiguous_rows(c)) {

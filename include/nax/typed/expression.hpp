@@ -211,6 +211,20 @@ auto load_tail(C& c, std::size_t i, std::size_t n) {
   return v;
 }
 
+/// Cursor c's current row as a kernel reads it, at lane V: `load(i)`, `load_tail(i, n)`,
+/// `scalar(i)` (the reader's pointers are copied in, so they stay in registers).
+template <class V, class C, row_access Access>
+struct row_reader {
+  C* c;
+  decltype(std::declval<const C&>().template reader<V, Access>()) r =
+      c->template reader<V, Access>();
+  simd::vec<V> load(std::size_t i) const { return r.load(i); }
+  simd::vec<V> load_tail(std::size_t i, std::size_t n) const {
+    return detail::load_tail<V>(*c, i, n);
+  }
+  V scalar(std::size_t i) const { return r.scalar(i); }
+};
+
 /// Whether a leaf over axes Own read over destination axes D is one value per row (it lacks
 /// D's innermost axis).
 template <class D, class Own>

@@ -17,30 +17,13 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression.hpp>
+#include <nax/typed/reduce.hpp>
 #include <nax/typed/rows.hpp>
 #include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
 
 namespace nax {
 namespace detail {
-
-/// The sum of a row (4 accumulators).
-template <class V, class Reader, class F>
-V row_sum(const Reader& x, std::size_t n, F f) {
-  using vec = simd::vec<V>;
-  constexpr std::size_t w = simd::width<V>;
-  vec s0(V(0)), s1 = s0, s2 = s0, s3 = s0;
-  std::size_t i = 0;
-  for (; i + 4 * w <= n; i += 4 * w) {
-    s0 += f(x.load(i));
-    s1 += f(x.load(i + w));
-    s2 += f(x.load(i + 2 * w));
-    s3 += f(x.load(i + 3 * w));
-  }
-  for (; i + w <= n; i += w) s0 += f(x.load(i));
-  if (i < n) s1 += keep_first<reducers::sum>(f(x.load_tail(i, n - i)), n - i);
-  return reduce_lanes<reducers::sum>((s0 + s1) + (s2 + s3));
-}
 
 template <class V>
 struct layer_norm_row {
@@ -55,17 +38,19 @@ struct layer_norm_row {
     if (n * sizeof(V) <= cached_row_bytes) {
       // The row stays in cache after the first sweep: the mean, then the mean squared deviation
       // from it (no cancellation, unlike the mean of squares minus the squared mean).
-      mu = row_sum<V>(x, n, [](const vec& v) { return v; }) / static_cast<V>(n);
+      using sum = reducers::sum;
+      mu = reduce_row<sum, V>(x, n, [](const vec& v) { return v; }) / static_cast<V>(n);
       const vec m(mu);
-      var = row_sum<V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) / static_cast<V>(n);
+      var = reduce_row<sum, V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) /
+            static_cast<V>(n);
     } else {
       welford(x, n, mu, var);
     }
     const vec shift(mu), scale(V(1) / std::sqrt(var + eps));
     write_row<V>(out, n, [&](std::size_t at, bool is_tail) {
       if (is_tail)
-        return simd::fma((x.load_tail(at, n - at) - shift) * scale,
-                         gamma.load_tail(at, n - at), beta.load_tail(at, n - at));
+        return simd::fma((x.load_tail(at, n - at) - shift) * scale, gamma.load_tail(at, n - at),
+                         beta.load_tail(at, n - at));
       return simd::fma((x.load(at) - shift) * scale, gamma.load(at), beta.load(at));
     });
   }

@@ -88,6 +88,39 @@ simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
   return simd::vec<T>::load_aligned(lanes);
 }
 
+/// Folds f(v) for the vectors v of a row of n elements (x: a row_reader) into four
+/// accumulators, so the loop runs at load rate rather than at the latency of Red's combine; the
+/// padded tail goes into the second, its padding replaced by the identity.
+template <class Red, class Reader, class F, class Vec>
+void accumulate_row(const Reader& x, std::size_t n, F f, Vec (&acc)[4]) {
+  constexpr std::size_t w = Vec::size;
+  std::size_t i = 0;
+  for (; i + 4 * w <= n; i += 4 * w) {
+    acc[0] = Red::combine(acc[0], f(x.load(i)));
+    acc[1] = Red::combine(acc[1], f(x.load(i + w)));
+    acc[2] = Red::combine(acc[2], f(x.load(i + 2 * w)));
+    acc[3] = Red::combine(acc[3], f(x.load(i + 3 * w)));
+  }
+  for (; i + w <= n; i += w) acc[0] = Red::combine(acc[0], f(x.load(i)));
+  if (i < n) acc[1] = Red::combine(acc[1], keep_first<Red>(f(x.load_tail(i, n - i)), n - i));
+}
+
+/// The four accumulators of accumulate_row combined into one value.
+template <class Red, class T>
+T combine_accumulators(const simd::vec<T> (&acc)[4]) {
+  return reduce_lanes<Red>(
+      Red::combine(Red::combine(acc[0], acc[1]), Red::combine(acc[2], acc[3])));
+}
+
+/// Red over f(v) for the vectors of one row (x: a row_reader at lane T).
+template <class Red, class T, class Reader, class F>
+T reduce_row(const Reader& x, std::size_t n, F f) {
+  const simd::vec<T> id(Red::template identity<T>());
+  simd::vec<T> acc[4] = {id, id, id, id};
+  accumulate_row<Red>(x, n, f, acc);
+  return combine_accumulators<Red>(acc);
+}
+
 template <std::size_t R>
 std::size_t element_count(const std::array<std::size_t, R>& ext) {
   std::size_t n = 1;
@@ -164,25 +197,17 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
       for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
       for (std::size_t item = lo; item < hi; ++item) {
         split_index(item, shape.extent.data(), kept_dims, idx.data());
-        vec acc0(Red::template identity<V>()), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+        const vec id(Red::template identity<V>());
+        vec acc[4] = {id, id, id, id};
         V* target = nullptr;
         for (std::size_t r = 0; r < reduced_rows; ++r) {
           split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
                       idx.data() + kept_dims);
           target = position();
-          const auto x = cur.template reader<V, Access>();
-          std::size_t i = 0;
-          for (; i + 4 * w <= n; i += 4 * w) {
-            acc0 = Red::combine(acc0, x.load(i));
-            acc1 = Red::combine(acc1, x.load(i + w));
-            acc2 = Red::combine(acc2, x.load(i + 2 * w));
-            acc3 = Red::combine(acc3, x.load(i + 3 * w));
-          }
-          for (; i + w <= n; i += w) acc0 = Red::combine(acc0, x.load(i));
-          if (i < n) acc1 = Red::combine(acc1, keep_first<Red>(load_tail<V>(cur, i, n - i), n - i));
+          accumulate_row<Red>(
+              row_reader<V, decltype(cur), Access>{&cur}, n, [](const vec& v) { return v; }, acc);
         }
-        const vec acc = Red::combine(Red::combine(acc0, acc1), Red::combine(acc2, acc3));
-        *target = Red::combine(*target, reduce_lanes<Red>(acc));
+        *target = Red::combine(*target, combine_accumulators<Red>(acc));
       }
     } else {
       // Work items are (kept outer row, chunk of the inner axis); each accumulates its chunk

@@ -36,47 +36,6 @@ inline void prefetch_range(const void* p, std::size_t bytes) {
   for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
 }
 
-/// A row's contents as a kernel reads them: `load(i)`, `load_tail(i, n)`, `scalar(i)` at lane V.
-template <class V, class C, row_access Access>
-struct row_reader {
-  C* c;
-  decltype(std::declval<const C&>().template reader<V, Access>()) r = c->template reader<V, Access>();
-  simd::vec<V> load(std::size_t i) const { return r.load(i); }
-  simd::vec<V> load_tail(std::size_t i, std::size_t n) const {
-    return detail::load_tail<V>(*c, i, n);
-  }
-  V scalar(std::size_t i) const { return r.scalar(i); }
-};
-
-/// A row of the output as a kernel writes it: `store(i, v)`, `store_tail(i, n, v)`, `load(i)`
-/// (to rewrite in place) and `at(i)`; at unit stride when `Contiguous`.
-template <class V, bool Contiguous>
-struct row_writer {
-  V* p;
-  std::ptrdiff_t step;
-  V& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
-  void store(std::size_t i, const simd::vec<V>& v) const {
-    if constexpr (Contiguous) {
-      v.store_unaligned(p + i);
-    } else {
-      alignas(64) V tmp[simd::width<V>];
-      v.store_aligned(tmp);
-      for (std::size_t j = 0; j < simd::width<V>; ++j) at(i + j) = tmp[j];
-    }
-  }
-  void store_tail(std::size_t i, std::size_t n, const simd::vec<V>& v) const {
-    alignas(64) V tmp[simd::width<V>];
-    v.store_aligned(tmp);
-    for (std::size_t j = 0; j < n; ++j) at(i + j) = tmp[j];
-  }
-  simd::vec<V> load(std::size_t i) const {
-    if constexpr (Contiguous)
-      return simd::vec<V>::load_unaligned(p + i);
-    else
-      return load_partial<V>(p + static_cast<std::ptrdiff_t>(i) * step, step, simd::width<V>);
-  }
-};
-
 /// Calls kernel(reader, writer, n, extra readers...) for each row of e along A, writing `out`
 /// (a tensor over e's axes in e's order). `extra` cursors (over the same loop order) are
 /// positioned at each row too. Rows whose input, output and extras all have unit stride along

@@ -34,24 +34,6 @@ void write_row(const Writer& out, std::size_t n, F f) {
   if (i < n) out.store_tail(i, n - i, f(i, true));
 }
 
-/// The max of a row (4 accumulators, so the loop runs at load rate, not max latency).
-template <class V, class Reader>
-V row_max(const Reader& x, std::size_t n) {
-  using vec = simd::vec<V>;
-  constexpr std::size_t w = simd::width<V>;
-  vec m0(reducers::max::identity<V>()), m1 = m0, m2 = m0, m3 = m0;
-  std::size_t i = 0;
-  for (; i + 4 * w <= n; i += 4 * w) {
-    m0 = simd::max(m0, x.load(i));
-    m1 = simd::max(m1, x.load(i + w));
-    m2 = simd::max(m2, x.load(i + 2 * w));
-    m3 = simd::max(m3, x.load(i + 3 * w));
-  }
-  for (; i + w <= n; i += w) m0 = simd::max(m0, x.load(i));
-  if (i < n) m1 = simd::max(m1, keep_first<reducers::max>(x.load_tail(i, n - i), n - i));
-  return reduce_lanes<reducers::max>(simd::max(simd::max(m0, m1), simd::max(m2, m3)));
-}
-
 template <class V, bool Log>
 struct softmax_row {
   using vec = simd::vec<V>;
@@ -62,7 +44,7 @@ struct softmax_row {
     auto load = [&](std::size_t i, bool tail) { return tail ? x.load_tail(i, n - i) : x.load(i); };
     V max_v, sum_v;
     if (n * sizeof(V) <= cached_row_bytes) {
-      max_v = row_max<V>(x, n);
+      max_v = reduce_row<reducers::max, V>(x, n, [](const vec& v) { return v; });
       const vec mx(max_v);
       vec s0(V(0)), s1(V(0));
       std::size_t i = 0;
