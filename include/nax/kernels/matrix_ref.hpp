@@ -36,10 +36,4 @@ struct matrix_ref {
   matrix_ref transposed() const { return {data, cs, rs, bs}; }
 };
 
-/// A row-major m x n matrix with leading dimension ld (default n).
-template <class T>
-matrix_ref<T> row_major(T* data, std::size_t n, std::size_t ld = 0) {
-  return {data, static_cast<std::ptrdiff_t>(ld ? ld : n), 1, 0};
-}
-
 }  // namespace nax::kernels
