@@ -1,5 +1,6 @@
-// GEMM: nax::kernels::gemm against OpenBLAS (cblas_sgemm), BLIS (bli_sgemm) and Eigen, with 1
-// and 2 threads, interleaved, beside the in-run FMA peak of each thread count.
+// GEMM: nax::kernels::gemm against OpenBLAS (cblas_sgemm), BLIS (bli_sgemm), Eigen and PyTorch
+// (torch.mm / torch.bmm in a child process), with 1 and 2 threads, interleaved, beside the
+// in-run FMA peak of each thread count.
 //
 //   bench_gemm [--reps N] [--threads 1,2] [--ops 64,512,mlp1,...]
 #include "harness.hpp"  // first: nax, then the peers (see there)
@@ -68,7 +69,7 @@ std::string compare_gemm(const std::vector<float>& got, const std::vector<double
   return "";
 }
 
-void run_case(const gemm_case& g, int threads, int reps) {
+void run_case(const gemm_case& g, int threads, int reps, torch_process& torch) {
   const std::size_t m = g.m, n = g.n, k = g.k, nb = g.batch;
   std::vector<float> a(nb * m * k), b(nb * k * n), c(nb * m * n);
   std::mt19937 rng(42);
@@ -146,6 +147,26 @@ void run_case(const gemm_case& g, int threads, int reps) {
     }
   });
 #endif
+  if (torch.ok()) {
+    torch.load("a", a.data(), nb > 1 ? std::vector<std::size_t>{nb, m, k} : std::vector{m, k});
+    torch.load("b", b.data(), nb > 1 ? std::vector<std::size_t>{nb, k, n} : std::vector{k, n});
+    variant v;
+    v.name = nb > 1 ? "PyTorch torch.bmm" : "PyTorch torch.mm";
+    v.threads = std::to_string(threads);
+    v.role = kind::peer;
+    v.bytes = flops;
+    v.time_calls = [&torch, threads](std::size_t calls) {
+      torch.must(cat("threads ", std::to_string(threads)));
+      return std::stod(torch.must(cat("run mm ", std::to_string(calls))));
+    };
+    v.verify = [&torch, &c, verify, threads] {
+      torch.must(cat("threads ", std::to_string(threads)));
+      const std::vector<float> got = torch.result("mm", c.size());
+      std::copy(got.begin(), got.end(), c.begin());
+      return verify();
+    };
+    vs.push_back(std::move(v));
+  }
   measure(vs, reps, 0.05, false);
   const double peak = fma_peak_gflops(threads);
   std::printf("\n### %s: %zu x (%zu x %zu x %zu), %d thread%s\n\n", g.name.c_str(), nb, m, k, n,
@@ -176,15 +197,18 @@ void run_case(const gemm_case& g, int threads, int reps) {
   if (best_blas > 0)
     std::printf("\nnax / better of OpenBLAS and BLIS: %.2fx by median\n", nax_gf / best_blas);
   for (const auto& v : vs)
-    if (v.name.rfind("Eigen", 0) == 0)
-      std::printf("nax / Eigen: %.2fx by median\n", nax_gf / (flops / v.median * 1e-9));
+    if (v.name.rfind("Eigen", 0) == 0 || v.name.rfind("PyTorch", 0) == 0)
+      std::printf("nax / %s: %.2fx by median\n", v.name.c_str(),
+                  nax_gf / (flops / v.median * 1e-9));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o = parse(argc, argv);
-  print_header("# gemm: C = A B, float, row-major", "not measured by this benchmark");
+  torch_process torch;
+  const std::string torch_info = start_torch(torch);
+  print_header("# gemm: C = A B, float, row-major", torch_info);
 #if !NAX_BENCH_HAVE_OPENBLAS
   std::printf("OpenBLAS:   not found at configure time; its rows are skipped\n");
 #endif
@@ -203,7 +227,7 @@ int main(int argc, char** argv) {
       {"batched", 64, 64, 64, 64}};
   for (const auto& g : all) {
     if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), g.name) == o.ops.end()) continue;
-    for (int t : o.threads) run_case(g, t, o.reps);
+    for (int t : o.threads) run_case(g, t, o.reps, torch);
   }
   std::printf("\nload avg:   %s (after)\n", load_average().c_str());
 }

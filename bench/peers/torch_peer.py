@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch peer of nax's benchmarks (bench/elementwise.cpp, rowops.cpp, reduce.cpp).
+"""PyTorch peer of nax's benchmarks (bench/elementwise.cpp, rowops.cpp, reduce.cpp, gemm.cpp).
 
 The C++ benchmark starts this script once (under the Python that has torch: Debian's
 python3-torch runs under /usr/bin/python3) and drives it over stdin/stdout, one command per
@@ -9,7 +9,7 @@ on torch tensors it owns (it allocates its results and temporaries itself).
 
 Commands:
   hello                         -> ok <torch version> <default thread count>
-  load <name> <path> <d0> [d1]  -> reads float32 values (raw, native byte order) into a tensor
+  load <name> <path> <d0> ...   -> reads float32 values (raw, native byte order) into a tensor
                                    of that shape, in memory PyTorch allocates
   param <name> <value>          -> a float scalar the ops use (a, b, c, eps)
   threads <n>                   -> torch.set_num_threads(n)
@@ -17,9 +17,11 @@ Commands:
   save <op> <path>              -> runs op once and writes its result (raw float32) to path
   quit
 Ops: chain_plain, chain_tanh (x, a, b, c), softmax (x), layer_norm (x, gamma, beta, eps),
-sum_inner, sum_outer (x: [rows, cols]).
+sum_inner, sum_outer (x: [rows, cols]); mm (a: [m, k], b: [k, n], or [batch, m, k] and
+[batch, k, n]: torch.mm, torch.bmm).
 """
 
+import ctypes
 import sys
 import time
 
@@ -28,6 +30,21 @@ import torch
 
 tensors = {}
 params = {}
+
+
+def blas_thread_setter():
+    """Debian's torch runs its matrix products on OpenBLAS's pthread build (BLAS_INFO=generic,
+    libblas.so.3 -> openblas-pthread), whose threads torch.set_num_threads does not limit: a
+    "1 thread" torch.mm would run on every core. Found in the process's maps, set with torch's."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "libopenblas" in path:
+                return ctypes.CDLL(path).openblas_set_num_threads
+    return None
+
+
+set_blas_threads = None
 
 
 def op_function(name):
@@ -48,6 +65,9 @@ def op_function(name):
         return lambda: torch.sum(x, dim=1)
     if name == "sum_outer":
         return lambda: torch.sum(x, dim=0)
+    if name == "mm":
+        a, b = tensors["a"], tensors["b"]
+        return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))
     raise ValueError("unknown op " + name)
 
 
@@ -67,7 +87,11 @@ def handle(words):
         params[words[1]] = float(words[2])
         return "ok"
     if cmd == "threads":
+        global set_blas_threads
+        if set_blas_threads is None:
+            set_blas_threads = blas_thread_setter() or (lambda n: None)
         torch.set_num_threads(int(words[1]))
+        set_blas_threads(int(words[1]))
         return "ok %d" % torch.get_num_threads()
     if cmd == "run":
         f, k = op_function(words[1]), int(words[2])

@@ -1,5 +1,6 @@
 // The GEMM kernel against a naive product in double: odd and square sizes, both algorithms
-// (packed and small), transposed and strided operands, batches, alpha/beta, epilogues, threads.
+// (packed, small, gemv), transposed and strided operands, panel sources, batches, alpha/beta,
+// epilogues, threads.
 #include <nax/kernels/gemm.hpp>
 
 #include <array>
@@ -14,6 +15,7 @@
 
 namespace {
 
+using nax::kernels::gemm_algorithm;
 using nax::kernels::matrix_ref;
 
 // Values in [-1, 1] from a simple hash: deterministic, no pattern the kernel could exploit.
@@ -89,6 +91,20 @@ void check_product(std::size_t m, std::size_t n, std::size_t k, std::size_t batc
 
 double identity(double x) { return x; }
 
+// A panel source over a matrix in memory, read only through read_run, along rows or columns.
+template <class T>
+struct run_source {
+  matrix_ref<const T> m;
+  bool rows;
+  run_source batch(std::size_t b) const { return {m.batch(b), rows}; }
+  run_source at(std::size_t i, std::size_t j) const { return {m.at(i, j), rows}; }
+  bool row_runs() const { return rows; }
+  void read_run(std::size_t i, std::size_t j, std::size_t len, T* out) const {
+    for (std::size_t t = 0; t < len; ++t) out[t] = rows ? m(i, j + t) : m(i + t, j);
+  }
+};
+static_assert(nax::kernels::panel_source<run_source<float>, float>);
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("gemm equals the naive product over odd and square sizes", T, float, double) {
@@ -114,19 +130,96 @@ TEST_CASE_TEMPLATE("gemm equals the naive product over odd and square sizes", T,
   }
 }
 
-TEST_CASE_TEMPLATE("both algorithms, every layout: transposed and strided operands", T, float,
+TEST_CASE_TEMPLATE("packed and small, every layout: transposed and strided operands", T, float,
                    double) {
-  for (bool packed : {false, true}) {
+  for (auto algorithm : {gemm_algorithm::small, gemm_algorithm::packed}) {
     for (int mask = 0; mask < 4; ++mask) {
-      const layout l{(mask & 1) != 0, (mask & 2) != 0, packed ? 3u : 5u};
-      CAPTURE(packed);
+      const layout l{(mask & 1) != 0, (mask & 2) != 0,
+                     algorithm == gemm_algorithm::packed ? 3u : 5u};
+      CAPTURE(to_string(algorithm));
       CAPTURE(mask);
       for (std::size_t s : {7u, 64u, 131u}) {
         auto plan = nax::kernels::plan_gemm<T>(s, s + 3, s + 1, 1, 1);
-        plan.packed = packed;
+        plan.algorithm = algorithm;
         check_product<T>(s, s + 3, s + 1, 1, l, T(1), T(0), nax::kernels::epilogue<T>{}, identity,
                          plan);
       }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("gemv: a row vector times a matrix, a matrix times a column vector", T, float,
+                   double) {
+  for (int mask = 0; mask < 4; ++mask) {
+    const layout l{(mask & 1) != 0, (mask & 2) != 0, 2};
+    CAPTURE(mask);
+    // k around the unrolling by 4 and the vector width; n past one L1 chunk of the result.
+    for (std::size_t k : {1u, 3u, 4u, 17u, 64u, 771u}) {
+      CAPTURE(k);
+      for (std::size_t len : {1u, 5u, 37u, 3000u}) {
+        CAPTURE(len);
+        for (std::size_t threads : {1u, 2u}) {
+          const auto row = nax::kernels::plan_gemm<T>(1, len, k, 1, threads);
+          REQUIRE(row.algorithm == gemm_algorithm::gemv);
+          check_product<T>(1, len, k, 1, l, T(1), T(0), nax::kernels::epilogue<T>{}, identity, row);
+          const auto col = nax::kernels::plan_gemm<T>(len, 1, k, 1, threads);
+          REQUIRE(col.algorithm == gemm_algorithm::gemv);
+          check_product<T>(len, 1, k, 1, l, T(2), T(0.5), nax::kernels::epilogue<T>{}, identity,
+                           col);
+        }
+      }
+    }
+  }
+  // alpha, beta, bias per column (row vector) or per row (column vector), activation; batches.
+  const auto bias = filled<T>(300, 9);
+  const nax::kernels::epilogue<T, nax::ops::tanh> per_col{bias.data(), false};
+  const nax::kernels::epilogue<T, nax::ops::tanh> per_row{bias.data(), true};
+  const auto tanh_ref = [](double x) { return std::tanh(x); };
+  check_product<T>(1, 300, 50, 3, {}, T(0.5), T(2), per_col, tanh_ref,
+                   nax::kernels::plan_gemm<T>(1, 300, 50, 3, 2));
+  check_product<T>(300, 1, 50, 3, {}, T(0.5), T(2), per_row, tanh_ref,
+                   nax::kernels::plan_gemm<T>(300, 1, 50, 3, 2));
+  check_product<T>(1, 300, 50, 1, {}, T(1), T(0), per_row, tanh_ref,
+                   nax::kernels::plan_gemm<T>(1, 300, 50, 1, 1));
+  check_product<T>(300, 1, 50, 1, {}, T(1), T(0), per_col, tanh_ref,
+                   nax::kernels::plan_gemm<T>(300, 1, 50, 1, 1));
+  // gemv asked of a product with m, n > 1 runs packed.
+  auto plan = nax::kernels::plan_gemm<T>(9, 10, 11, 1, 1);
+  plan.algorithm = gemm_algorithm::gemv;
+  check_product<T>(9, 10, 11, 1, {}, T(1), T(0), nax::kernels::epilogue<T>{}, identity, plan);
+}
+
+TEST_CASE_TEMPLATE("panel sources pack the same panels as matrices", T, float, double) {
+  for (std::size_t s : {1u, 13u, 70u}) {
+    CAPTURE(s);
+    const std::size_t m = s + 5, n = s + 33, k = s + 2, batch = 2;
+    const auto a = filled<T>(batch * m * k, 1), b = filled<T>(batch * k * n, 2);
+    const matrix_ref<const T> ar(a.data(), static_cast<std::ptrdiff_t>(k), 1,
+                                 static_cast<std::ptrdiff_t>(m * k));
+    const matrix_ref<const T> br(b.data(), 1, static_cast<std::ptrdiff_t>(k),
+                                 static_cast<std::ptrdiff_t>(k * n));  // transposed
+    auto plan = nax::kernels::plan_gemm<T>(m, n, k, batch, 2);
+    plan.algorithm = gemm_algorithm::packed;
+    plan.kc = 16;  // several K blocks
+    std::vector<T> want(batch * m * n), got(batch * m * n);
+    const auto c_of = [&](std::vector<T>& c) {
+      return matrix_ref<T>(c.data(), static_cast<std::ptrdiff_t>(n), 1,
+                           static_cast<std::ptrdiff_t>(m * n));
+    };
+    nax::kernels::gemm(plan, ar, br, c_of(want));
+    for (int mask = 0; mask < 4; ++mask) {
+      CAPTURE(mask);
+      std::fill(got.begin(), got.end(), T(7));
+      nax::kernels::gemm(plan, run_source<T>{ar, (mask & 1) != 0},
+                         run_source<T>{br, (mask & 2) != 0}, c_of(got));
+      CHECK(got == want);
+    }
+    // A source with a matrix operand, and with every algorithm asked (the source is packed).
+    for (auto algorithm : {gemm_algorithm::small, gemm_algorithm::gemv}) {
+      plan.algorithm = algorithm;
+      std::fill(got.begin(), got.end(), T(7));
+      nax::kernels::gemm(plan, ar, run_source<T>{br, true}, c_of(got));
+      CHECK(got == want);
     }
   }
 }
@@ -136,7 +229,7 @@ TEST_CASE_TEMPLATE("K blocking: k larger than kc accumulates across blocks", T, 
   plan.kc = 128;  // 8 K blocks, the last partial
   plan.mc = 18;
   plan.nc = 32;
-  REQUIRE(plan.packed);
+  REQUIRE(plan.algorithm == gemm_algorithm::packed);
   check_product<T>(37, 41, 1000, 1, {}, T(0.5), T(-2), nax::kernels::epilogue<T>{}, identity, plan);
 }
 
@@ -145,9 +238,9 @@ TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double)
     const T alpha = ab[0], beta = ab[1];
     CAPTURE(alpha);
     CAPTURE(beta);
-    for (bool packed : {false, true}) {
+    for (auto algorithm : {gemm_algorithm::small, gemm_algorithm::packed}) {
       auto plan = nax::kernels::plan_gemm<T>(19, 35, 23, 1, 1);
-      plan.packed = packed;
+      plan.algorithm = algorithm;
       check_product<T>(19, 35, 23, 1, {}, alpha, beta, nax::kernels::epilogue<T>{}, identity, plan);
     }
   }
@@ -162,11 +255,13 @@ TEST_CASE_TEMPLATE("alpha and beta; beta = 0 does not read C", T, float, double)
 
 TEST_CASE_TEMPLATE("epilogue: bias per column or per row, then an activation", T, float, double) {
   const auto col_bias = filled<T>(200, 7), row_bias = filled<T>(200, 8);
-  for (bool packed : {false, true}) {
-    CAPTURE(packed);
+  for (auto algorithm : {gemm_algorithm::small, gemm_algorithm::packed}) {
+    CAPTURE(to_string(algorithm));
     auto plan = nax::kernels::plan_gemm<T>(29, 37, 300, 1, 2);
-    plan.packed = packed;
-    plan.kc = packed ? 64 : plan.kc;  // several K blocks: bias and activation once, at the end
+    plan.algorithm = algorithm;
+    plan.kc = algorithm == gemm_algorithm::packed
+                  ? 64
+                  : plan.kc;  // several K blocks: bias and activation once, at the end
     nax::kernels::epilogue<T, nax::ops::relu> relu_cols{col_bias.data(), false};
     check_product<T>(
         29, 37, 300, 1, {}, T(1), T(0), relu_cols, [](double x) { return x > 0 ? x : 0.0; }, plan);

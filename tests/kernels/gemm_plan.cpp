@@ -19,7 +19,7 @@ nax::cache_sizes machine() {
 TEST_CASE("blocking follows the caches and fits them") {
   using tile = nax::kernels::register_tile<float>;
   const auto p = nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, machine());
-  CHECK(p.packed);
+  CHECK(p.algorithm == nax::kernels::gemm_algorithm::packed);
   CHECK(p.kc % 8 == 0);
   CHECK(p.mc % tile::mr == 0);
   CHECK(p.nc % tile::nr == 0);
@@ -39,10 +39,17 @@ TEST_CASE("blocking follows the caches and fits them") {
   CHECK(q.nc == 32);
 }
 
-TEST_CASE("small products skip packing; large or deep ones pack") {
-  CHECK_FALSE(nax::kernels::plan_gemm<float>(64, 64, 64, 1, 1, machine()).packed);
-  CHECK(nax::kernels::plan_gemm<float>(1024, 1024, 1024, 1, 1, machine()).packed);
-  CHECK(nax::kernels::plan_gemm<float>(8, 8, 5000, 1, 1, machine()).packed);  // k > kc
+TEST_CASE("small products skip packing; large or deep ones pack; vectors stream the matrix") {
+  using nax::kernels::gemm_algorithm;
+  const auto algorithm = [](std::size_t m, std::size_t n, std::size_t k) {
+    return nax::kernels::plan_gemm<float>(m, n, k, 1, 1, machine()).algorithm;
+  };
+  CHECK(algorithm(64, 64, 64) == gemm_algorithm::small);
+  CHECK(algorithm(1024, 1024, 1024) == gemm_algorithm::packed);
+  CHECK(algorithm(8, 8, 5000) == gemm_algorithm::packed);  // k > kc
+  CHECK(algorithm(1, 3072, 768) == gemm_algorithm::gemv);
+  CHECK(algorithm(3072, 1, 768) == gemm_algorithm::gemv);
+  CHECK(algorithm(2, 3072, 768) == gemm_algorithm::packed);
 }
 
 TEST_CASE("threads split the batch, else the larger of m and n; tiny products stay serial") {
@@ -57,6 +64,8 @@ TEST_CASE("threads split the batch, else the larger of m and n; tiny products st
   CHECK(wide.threads_m == 1);
   const auto row = nax::kernels::plan_gemm<float>(1, 3072, 768, 1, 2, machine());
   CHECK(row.threads_n == 2);
+  const auto column = nax::kernels::plan_gemm<float>(3072, 1, 768, 1, 2, machine());
+  CHECK(column.threads_m == 2);
   CHECK(nax::kernels::plan_gemm<float>(8, 8, 8, 1, 2, machine()).tasks() == 1);
   CHECK(nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, machine()).tasks() == 1);
 }

@@ -78,7 +78,7 @@ TEST_CASE("contracting several axes, a vector dot and an outer product") {
   nax::tensor<double, l_ax, j_ax, k_ax> b(l_ax{5}, j_ax{2}, k_ax{4});
   fill_pattern(a, 5);
   fill_pattern(b, 6);
-  auto c = nax::dot<k_ax, l_ax>(a, b);  // b's (l, k) layout needs a copy in (k, l) order
+  auto c = nax::dot<k_ax, l_ax>(a, b);  // b's (l, k) layout: no single stride, packed run by run
   static_assert(std::is_same_v<decltype(c)::axes_type, nax::axes<i_ax, j_ax>>);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 2; ++j) {
@@ -141,6 +141,51 @@ TEST_CASE("operands may be expressions, and the result feeds expressions") {
   // An rvalue tensor operand.
   auto z = nax::dot<k_ax>(nax::eval(x * 2.0f), w);
   CHECK(z(3, 4) == doctest::Approx(nax::dot<k_ax>(x, w)(3, 4) * 2).epsilon(1e-5));
+}
+
+TEST_CASE_TEMPLATE("expression operands are computed into the panels, for every grouping", T, float,
+                   double) {
+  // Batch, two contracted axes in another order than a's, a broadcast inside each operand.
+  for (std::size_t s : {1u, 5u, 40u}) {
+    CAPTURE(s);
+    nax::tensor<T, l_ax, b_ax, i_ax, k_ax> x(l_ax{3}, b_ax{2}, i_ax{s + 2}, k_ax{s});
+    nax::tensor<T, k_ax> shift(k_ax{s});
+    nax::tensor<T, j_ax, k_ax, b_ax, l_ax> y(j_ax{s + 30}, k_ax{s}, b_ax{2}, l_ax{3});
+    fill_pattern(x, 16);
+    fill_pattern(shift, 17);
+    fill_pattern(y, 18);
+    auto c = nax::dot<k_ax, l_ax>(x * T(2) + shift, nax::tanh(y));
+    static_assert(std::is_same_v<typename decltype(c)::axes_type, nax::axes<b_ax, i_ax, j_ax>>);
+    std::size_t wrong = 0;
+    for (std::size_t bb = 0; bb < 2; ++bb)
+      for (std::size_t i = 0; i < s + 2; ++i)
+        for (std::size_t j = 0; j < s + 30; ++j) {
+          double want = 0;
+          for (std::size_t k = 0; k < s; ++k)
+            for (std::size_t l = 0; l < 3; ++l)
+              want += (2.0 * double(x(l, bb, i, k)) + double(shift(k))) *
+                      std::tanh(double(y(j, k, bb, l)));
+          wrong += !(std::abs(double(c(bb, i, j)) - want) <= 4 * tolerance<T>(3 * s));
+        }
+    CHECK(wrong == 0);
+  }
+  // A row vector and a column vector as expressions (panels with one row or one column).
+  nax::tensor<T, k_ax> v(k_ax{77});
+  nax::tensor<T, k_ax, j_ax> w(k_ax{77}, j_ax{50});
+  fill_pattern(v, 19);
+  fill_pattern(w, 20);
+  auto row = nax::dot<k_ax>(v + T(1), w * T(3));
+  auto col = nax::dot<k_ax>(w * T(3), v + T(1));
+  static_assert(std::is_same_v<typename decltype(row)::axes_type, nax::axes<j_ax>>);
+  static_assert(std::is_same_v<typename decltype(col)::axes_type, nax::axes<j_ax>>);
+  std::size_t wrong = 0;
+  for (std::size_t j = 0; j < 50; ++j) {
+    double want = 0;
+    for (std::size_t k = 0; k < 77; ++k) want += (double(v(k)) + 1) * 3 * double(w(k, j));
+    wrong += !(std::abs(double(row(j)) - want) <= 4 * tolerance<T>(77));
+    wrong += !(std::abs(double(col(j)) - want) <= 4 * tolerance<T>(77));
+  }
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("zero-size axes give an empty result, or zeros when only k is empty") {

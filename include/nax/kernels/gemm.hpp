@@ -4,9 +4,11 @@
 // The loop nest is the one of GotoBLAS/BLIS: for each kc x nc panel of B (packed into slivers of
 // nr columns) and each mc x kc block of A (packed into slivers of mr rows), an mr x nr register
 // tile of C accumulates one sliver of each with vector FMAs. Packing reads any layout (strided,
-// transposed), so the micro-kernel always streams unit-stride, aligned memory. Small products
-// skip packing: the micro-kernel reads A and B where they are. The epilogue (beta, bias and an
-// activation) is applied to each tile after its last K block, while it is still in registers.
+// transposed, or computed on the fly by a panel source: an expression), so the micro-kernel
+// always streams unit-stride, aligned memory. Small products skip packing: the micro-kernel reads
+// A and B where they are. A row vector times a matrix (or a matrix times a column vector) streams
+// the matrix once instead. The epilogue (beta, bias and an activation) is applied to each tile
+// after its last K block, while it is still in L1.
 
 #include <algorithm>
 #include <cstddef>
@@ -33,10 +35,26 @@ struct epilogue {
   bool bias_per_row = false;
 };
 
+/// An operand the kernel cannot read in place but packs run by run: a matrix whose elements are
+/// computed when read (nax::dot packs an expression's panels this way, without a temporary).
+/// `batch(b)` and `at(i, j)` give sub-matrices like matrix_ref's; `read_run(i, j, len, out)` writes
+/// `len` elements from (i, j) to out, along j when `row_runs()`, else along i. A source is copied
+/// for each task (by batch()), so read_run may keep state.
+template <class S, class T>
+concept panel_source = requires(const S& s, std::size_t i, T* out) {
+  { s.batch(i) } -> std::convertible_to<S>;
+  { s.at(i, i) } -> std::convertible_to<S>;
+  { s.row_runs() } -> std::convertible_to<bool>;
+  s.read_run(i, i, i, out);
+};
+
 namespace detail {
 
 template <class T>
 using vec = gemm_vec<T>;
+
+template <class S, class T>
+inline constexpr bool is_matrix_ref_v = std::is_same_v<S, matrix_ref<const T>>;
 
 // Per-thread packing buffers, 64-byte aligned, grown on demand and reused across calls.
 template <class T, int Which>
@@ -97,6 +115,46 @@ void pack_b(const matrix_ref<const T>& b, std::size_t kc, std::size_t nc, T* dst
     } else {
       for (std::size_t p = 0; p < kc; ++p)
         for (std::size_t j = 0; j < nr; ++j) d[p * nr + j] = j < cols ? b(p, jr + j) : T(0);
+    }
+  }
+}
+
+/// pack_a for a panel source: runs along k go through a small buffer; runs along m land in place.
+template <class T, class S>
+void pack_a(const S& a, std::size_t mc, std::size_t kc, T* dst) {
+  constexpr std::size_t mr = register_tile<T>::mr;
+  T* const run = a.row_runs() ? pack_buffer<T, 2>(kc) : nullptr;
+  for (std::size_t ir = 0; ir < mc; ir += mr) {
+    const std::size_t rows = std::min(mr, mc - ir);
+    T* d = dst + ir * kc;
+    if (rows < mr) std::fill(d, d + mr * kc, T(0));
+    if (run) {
+      for (std::size_t i = 0; i < rows; ++i) {
+        a.read_run(ir + i, 0, kc, run);
+        for (std::size_t p = 0; p < kc; ++p) d[p * mr + i] = run[p];
+      }
+    } else {
+      for (std::size_t p = 0; p < kc; ++p) a.read_run(ir, p, rows, d + p * mr);
+    }
+  }
+}
+
+/// pack_b for a panel source: runs along n land in place; runs along k go through a buffer.
+template <class T, class S>
+void pack_b(const S& b, std::size_t kc, std::size_t nc, T* dst) {
+  constexpr std::size_t nr = register_tile<T>::nr;
+  T* const run = b.row_runs() ? nullptr : pack_buffer<T, 2>(kc);
+  for (std::size_t jr = 0; jr < nc; jr += nr) {
+    const std::size_t cols = std::min(nr, nc - jr);
+    T* d = dst + jr * kc;
+    if (cols < nr) std::fill(d, d + nr * kc, T(0));
+    if (!run) {
+      for (std::size_t p = 0; p < kc; ++p) b.read_run(p, jr, cols, d + p * nr);
+    } else {
+      for (std::size_t j = 0; j < cols; ++j) {
+        b.read_run(0, jr + j, kc, run);
+        for (std::size_t p = 0; p < kc; ++p) d[p * nr + j] = run[p];
+      }
     }
   }
 }
@@ -176,46 +234,53 @@ X updated(const X& product, const tile_update<T>& u, bool has_bias, Old old, Bia
   return x;
 }
 
+/// Writes n values of the product (alpha not yet applied) to a row of C at `step`, through
+/// updated(): vectors of the elementwise kernels (nax/simd/arch.hpp, the evaluator's op bodies)
+/// where C and the bias are contiguous, else one element at a time. The bias of element j is
+/// bias[row] (per row) or bias[col0 + j].
+template <class T, class Epi>
+void update_row(const T* product, T* c, std::ptrdiff_t step, std::size_t n, const tile_update<T>& u,
+                const Epi& epi, std::size_t row, std::size_t col0) {
+  using out_vec = simd::vec<T>;
+  using act = typename Epi::activation;
+  const bool has_bias = epi.bias != nullptr;
+  std::size_t j = 0;
+  if (step == 1) {
+    for (; j + out_vec::size <= n; j += out_vec::size)
+      updated<act>(
+          out_vec::load_unaligned(product + j), u, has_bias,
+          [&] { return out_vec::load_unaligned(c + j); },
+          [&] {
+            return epi.bias_per_row ? out_vec(epi.bias[row])
+                                    : out_vec::load_unaligned(epi.bias + col0 + j);
+          })
+          .store_unaligned(c + j);
+  }
+  for (; j < n; ++j) {
+    T& cj = c[static_cast<std::ptrdiff_t>(j) * step];
+    cj = updated<act>(
+        product[j], u, has_bias, [&] { return cj; },
+        [&] { return epi.bias[epi.bias_per_row ? row : col0 + j]; });
+  }
+}
+
 /// Writes the tile acc to C at (row0, col0) (c points there), rows x cols of it valid. The
 /// accumulators go through an L1 buffer, so the epilogue runs on the elementwise kernels'
-/// vectors (nax/simd/arch.hpp) with the very op bodies of the evaluator, whatever width the
-/// micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized errors on AVX-512 min/max).
+/// vectors whatever width the micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized
+/// errors on AVX-512 min/max).
 template <class T, class Epi>
 [[gnu::always_inline]] inline void store_tile(
     const vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors], const matrix_ref<T>& c,
     std::size_t rows, std::size_t cols, const tile_update<T>& u, const Epi& epi, std::size_t row0,
     std::size_t col0) {
   using tile = register_tile<T>;
-  using out_vec = simd::vec<T>;
-  using act = typename Epi::activation;
   constexpr std::size_t mr = tile::mr, nv = tile::vectors, nr = tile::nr, w = vec<T>::size;
   alignas(64) T tmp[mr][nr];
   for (std::size_t i = 0; i < mr; ++i)
     for (std::size_t v = 0; v < nv; ++v) acc[i][v].store_aligned(&tmp[i][v * w]);
-  const bool has_bias = epi.bias != nullptr;
-  if (rows == mr && cols == nr && c.cs == 1) {
-    for (std::size_t i = 0; i < mr; ++i) {
-      T* ci = c.data + static_cast<std::ptrdiff_t>(i) * c.rs;
-      for (std::size_t j = 0; j < nr; j += out_vec::size) {
-        updated<act>(
-            out_vec::load_aligned(&tmp[i][j]), u, has_bias,
-            [&] { return out_vec::load_unaligned(ci + j); },
-            [&] {
-              return epi.bias_per_row ? out_vec(epi.bias[row0 + i])
-                                      : out_vec::load_unaligned(epi.bias + col0 + j);
-            })
-            .store_unaligned(ci + j);
-      }
-    }
-    return;
-  }
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j) {
-      T& cij = c(i, j);
-      cij = updated<act>(
-          tmp[i][j], u, has_bias, [&] { return cij; },
-          [&] { return epi.bias[epi.bias_per_row ? row0 + i : col0 + j]; });
-    }
+    update_row(tmp[i], c.data + static_cast<std::ptrdiff_t>(i) * c.rs, c.cs, cols, u, epi, row0 + i,
+               col0);
 }
 
 // C = act(beta C + bias) for k = 0 (an empty sum).
@@ -233,10 +298,10 @@ void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::siz
 }
 
 /// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread.
-template <class T, class Epi>
-void gemm_packed(const gemm_plan& plan, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
-                 const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
-                 std::size_t n1, T alpha, T beta, const Epi& epi) {
+template <class T, class Epi, class A, class B>
+void gemm_packed(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>& c,
+                 std::size_t m0, std::size_t m1, std::size_t n0, std::size_t n1, T alpha, T beta,
+                 const Epi& epi) {
   using tile = register_tile<T>;
   constexpr std::size_t mr = tile::mr, nr = tile::nr;
   const std::size_t k = plan.k;
@@ -248,10 +313,10 @@ void gemm_packed(const gemm_plan& plan, const matrix_ref<const T>& a, const matr
     for (std::size_t pc = 0; pc < k; pc += plan.kc) {
       const std::size_t kb = std::min(plan.kc, k - pc);
       const tile_update<T> u{alpha, beta, pc == 0, pc + kb == k};
-      pack_b(b.at(pc, jc), kb, nb, bpack);
+      pack_b<T>(b.at(pc, jc), kb, nb, bpack);
       for (std::size_t ic = m0; ic < m1; ic += plan.mc) {
         const std::size_t mb = std::min(plan.mc, m1 - ic);
-        pack_a(a.at(ic, pc), mb, kb, apack);
+        pack_a<T>(a.at(ic, pc), mb, kb, apack);
         for (std::size_t jr = 0; jr < nb; jr += nr) {
           for (std::size_t ir = 0; ir < mb; ir += mr) {
             prefetch_tile(c.at(ic + ir, jc + jr), std::min(mr, mb - ir));
@@ -265,8 +330,9 @@ void gemm_packed(const gemm_plan& plan, const matrix_ref<const T>& a, const matr
   }
 }
 
-/// The same without packing (the whole product fits in L2): full tiles read A and B in place
-/// when B has unit stride along n; edge tiles pack their sliver on the stack-like buffer.
+/// The same without cache blocking (the whole product fits in L2): A is packed once, whole (its
+/// broadcasts then come from one pointer); B is read in place when it has unit stride along n,
+/// else each sliver is packed.
 template <class T, class Epi>
 void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
                 const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
@@ -275,41 +341,138 @@ void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matri
   constexpr std::size_t mr = tile::mr, nr = tile::nr;
   const std::size_t k = plan.k;
   const tile_update<T> u{alpha, beta, true, true};
-  T* const apack = pack_buffer<T, 0>(mr * k);
+  T* const apack = pack_buffer<T, 0>(round_up(m1 - m0, mr) * k);
   T* const bpack = pack_buffer<T, 1>(nr * k);
+  pack_a(a.at(m0, 0), m1 - m0, k, apack);
   vec<T> acc[mr][tile::vectors];
   for (std::size_t jr = n0; jr < n1; jr += nr) {
     const std::size_t cols = std::min(nr, n1 - jr);
     const bool b_in_place = cols == nr && b.cs == 1;
     if (!b_in_place) pack_b(b.at(0, jr), k, cols, bpack);
     for (std::size_t ir = m0; ir < m1; ir += mr) {
-      const std::size_t rows = std::min(mr, m1 - ir);
-      if (rows == mr) {
-        if (b_in_place)
-          micro_kernel<T, false, false>(k, &a(ir, 0), a.rs, a.cs, &b(0, jr), b.rs, acc);
-        else
-          micro_kernel<T, false, true>(k, &a(ir, 0), a.rs, a.cs, bpack, 0, acc);
-      } else {
-        pack_a(a.at(ir, 0), rows, k, apack);
-        if (b_in_place)
-          micro_kernel<T, true, false>(k, apack, 0, 0, &b(0, jr), b.rs, acc);
-        else
-          micro_kernel<T, true, true>(k, apack, 0, 0, bpack, 0, acc);
-      }
-      store_tile(acc, c.at(ir, jr), rows, cols, u, epi, ir, jr);
+      const T* ap = apack + (ir - m0) * k;
+      if (b_in_place)
+        micro_kernel<T, true, false>(k, ap, 0, 0, &b(0, jr), b.rs, acc);
+      else
+        micro_kernel<T, true, true>(k, ap, 0, 0, bpack, 0, acc);
+      store_tile(acc, c.at(ir, jr), std::min(mr, m1 - ir), cols, u, epi, ir, jr);
     }
   }
 }
 
-}  // namespace detail
+/// Elements of the result a matrix-vector product keeps in L1 at a time.
+template <class T>
+inline constexpr std::size_t gemv_chunk = 8192 / sizeof(T);
 
-/// C[b] = act(alpha A[b] B[b] + beta C[b] + bias) for every b < plan.batch, as planned by
-/// plan_gemm(m, n, k, batch) (A is m x k, B k x n, C m x n; any strides; batches step by each
-/// matrix_ref's `bs`). C must not overlap A or B. With beta = 0, C is not read (it may hold
-/// anything, NaN included).
-template <class T, class Epi = epilogue<T>>
-void gemm(const gemm_plan& plan, matrix_ref<const T> a, matrix_ref<const T> b, matrix_ref<T> c,
-          T alpha = T(1), T beta = T(0), const Epi& epi = {}) {
+/// Columns [n0, n1) of c (1 x n) = a (1 x k) times b (k x n), b read once, in place: with unit
+/// stride along n, four rows of b at a time are added into a chunk of the result held in L1
+/// (four sequential streams); with unit stride along k, four columns at a time are dot products
+/// with a. b's layout must be one of the two (gemm() checks).
+template <class T, class Epi>
+void gemv(std::size_t k, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
+          const matrix_ref<T>& c, std::size_t n0, std::size_t n1, T alpha, T beta, const Epi& epi) {
+  using V = vec<T>;
+  constexpr std::size_t w = V::size, chunk = gemv_chunk<T>;
+  T* const av = pack_buffer<T, 0>(k);
+  for (std::size_t p = 0; p < k; ++p) av[p] = a(0, p);
+  alignas(64) T acc[chunk];
+  const tile_update<T> u{alpha, beta, true, true};
+  for (std::size_t j0 = n0; j0 < n1; j0 += chunk) {
+    const std::size_t len = std::min(chunk, n1 - j0), full = len / w * w;
+    if (b.cs == 1) {
+      std::fill(acc, acc + len, T(0));
+      const std::ptrdiff_t rs = b.rs;
+      std::size_t p = 0;
+      for (; p + 4 <= k; p += 4) {
+        const T* b0 = &b(p, j0);
+        const V a0(av[p]), a1(av[p + 1]), a2(av[p + 2]), a3(av[p + 3]);
+        for (std::size_t j = 0; j < full; j += w) {
+          V x = V::load_aligned(acc + j);
+          x = xsimd::fma(a0, V::load_unaligned(b0 + j), x);
+          x = xsimd::fma(a1, V::load_unaligned(b0 + rs + j), x);
+          x = xsimd::fma(a2, V::load_unaligned(b0 + 2 * rs + j), x);
+          x = xsimd::fma(a3, V::load_unaligned(b0 + 3 * rs + j), x);
+          x.store_aligned(acc + j);
+        }
+        for (std::size_t j = full; j < len; ++j)
+          acc[j] += av[p] * b0[j] + av[p + 1] * b0[rs + j] + av[p + 2] * b0[2 * rs + j] +
+                    av[p + 3] * b0[3 * rs + j];
+      }
+      for (; p < k; ++p) {
+        const T* bp = &b(p, j0);
+        const V ap(av[p]);
+        for (std::size_t j = 0; j < full; j += w)
+          xsimd::fma(ap, V::load_unaligned(bp + j), V::load_aligned(acc + j))
+              .store_aligned(acc + j);
+        for (std::size_t j = full; j < len; ++j) acc[j] += av[p] * bp[j];
+      }
+    } else {  // b.rs == 1: each column of b is contiguous along k
+      const std::size_t kfull = k / w * w;
+      std::size_t j = 0;
+      for (; j + 4 <= len; j += 4) {
+        const T* col[4];
+        for (std::size_t q = 0; q < 4; ++q) col[q] = &b(0, j0 + j + q);
+        V s0(T(0)), s1(T(0)), s2(T(0)), s3(T(0));
+        for (std::size_t p = 0; p < kfull; p += w) {
+          const V x = V::load_unaligned(av + p);
+          s0 = xsimd::fma(x, V::load_unaligned(col[0] + p), s0);
+          s1 = xsimd::fma(x, V::load_unaligned(col[1] + p), s1);
+          s2 = xsimd::fma(x, V::load_unaligned(col[2] + p), s2);
+          s3 = xsimd::fma(x, V::load_unaligned(col[3] + p), s3);
+        }
+        T t[4] = {xsimd::hadd(s0), xsimd::hadd(s1), xsimd::hadd(s2), xsimd::hadd(s3)};
+        for (std::size_t p = kfull; p < k; ++p)
+          for (std::size_t q = 0; q < 4; ++q) t[q] += av[p] * col[q][p];
+        for (std::size_t q = 0; q < 4; ++q) acc[j + q] = t[q];
+      }
+      for (; j < len; ++j) {
+        const T* cj = &b(0, j0 + j);
+        V s(T(0));
+        for (std::size_t p = 0; p < kfull; p += w)
+          s = xsimd::fma(V::load_unaligned(av + p), V::load_unaligned(cj + p), s);
+        T t = xsimd::hadd(s);
+        for (std::size_t p = kfull; p < k; ++p) t += av[p] * cj[p];
+        acc[j] = t;
+      }
+    }
+    update_row(acc, &c(0, j0), c.cs, len, u, epi, 0, j0);
+  }
+}
+
+/// Whether gemv() can run C = A B for this plan and these operands: one of m and n is 1 and the
+/// matrix operand has unit stride along one dimension.
+template <class T>
+bool gemv_applies(const gemm_plan& plan, const matrix_ref<const T>& a,
+                  const matrix_ref<const T>& b) {
+  if (plan.m == 1) return b.cs == 1 || b.rs == 1;
+  if (plan.n == 1) return a.cs == 1 || a.rs == 1;
+  return false;
+}
+
+/// One product's rows [m0, m1) x columns [n0, n1) by the plan's algorithm (or packed when the
+/// operands cannot be read in place or the algorithm does not apply).
+template <class T, class Epi, class A, class B>
+void gemm_one(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>& c, std::size_t m0,
+              std::size_t m1, std::size_t n0, std::size_t n1, T alpha, T beta, const Epi& epi) {
+  if (plan.k == 0) return scale_only(c, m0, m1, n0, n1, beta, epi);
+  if constexpr (is_matrix_ref_v<A, T> && is_matrix_ref_v<B, T>) {
+    if (plan.algorithm == gemm_algorithm::gemv && gemv_applies(plan, a, b)) {
+      if (plan.m == 1) return gemv(plan.k, a, b, c, n0, n1, alpha, beta, epi);
+      // C^T (1 x m) = B^T (1 x k) A^T (k x m); a bias per row of C is per column of C^T.
+      Epi flipped = epi;
+      flipped.bias_per_row = !epi.bias_per_row;
+      return gemv(plan.k, b.transposed(), a.transposed(), c.transposed(), m0, m1, alpha, beta,
+                  flipped);
+    }
+    if (plan.algorithm == gemm_algorithm::small)
+      return gemm_small(plan, a, b, c, m0, m1, n0, n1, alpha, beta, epi);
+  }
+  gemm_packed(plan, a, b, c, m0, m1, n0, n1, alpha, beta, epi);
+}
+
+template <class T, class Epi, class A, class B>
+void run_gemm(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>& c, T alpha,
+              T beta, const Epi& epi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "nax::kernels::gemm: float or double elements");
   using tile = register_tile<T>;
@@ -325,16 +488,8 @@ void gemm(const gemm_plan& plan, matrix_ref<const T> a, matrix_ref<const T> b, m
     const std::size_t m0 = mt.begin * tile::mr, m1 = std::min(plan.m, mt.end * tile::mr);
     const std::size_t n0 = nt.begin * tile::nr, n1 = std::min(plan.n, nt.end * tile::nr);
     if (m0 >= m1 || n0 >= n1) return;
-    for (std::size_t bi = batches.begin; bi < batches.end; ++bi) {
-      const matrix_ref<const T> ab = a.batch(bi), bb = b.batch(bi);
-      const matrix_ref<T> cb = c.batch(bi);
-      if (plan.k == 0)
-        detail::scale_only(cb, m0, m1, n0, n1, beta, epi);
-      else if (plan.packed)
-        detail::gemm_packed(plan, ab, bb, cb, m0, m1, n0, n1, alpha, beta, epi);
-      else
-        detail::gemm_small(plan, ab, bb, cb, m0, m1, n0, n1, alpha, beta, epi);
-    }
+    for (std::size_t bi = batches.begin; bi < batches.end; ++bi)
+      gemm_one(plan, a.batch(bi), b.batch(bi), c.batch(bi), m0, m1, n0, n1, alpha, beta, epi);
   };
   const std::size_t tasks = plan.tasks();
   if (tasks == 1) {
@@ -344,6 +499,28 @@ void gemm(const gemm_plan& plan, matrix_ref<const T> a, matrix_ref<const T> b, m
   parallel_for(0, tasks, 1, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t t = lo; t < hi; ++t) task(t);
   });
+}
+
+}  // namespace detail
+
+/// C[b] = act(alpha A[b] B[b] + beta C[b] + bias) for every b < plan.batch, as planned by
+/// plan_gemm(m, n, k, batch) (A is m x k, B k x n, C m x n; any strides; batches step by each
+/// matrix_ref's `bs`). C must not overlap A or B. With beta = 0, C is not read (it may hold
+/// anything, NaN included).
+template <class T, class Epi = epilogue<T>>
+void gemm(const gemm_plan& plan, matrix_ref<const T> a, matrix_ref<const T> b, matrix_ref<T> c,
+          T alpha = T(1), T beta = T(0), const Epi& epi = {}) {
+  detail::run_gemm(plan, a, b, c, alpha, beta, epi);
+}
+
+/// The same with operands that are matrices or panel sources (packed whatever the plan says).
+template <class T, class A, class B, class Epi = epilogue<T>>
+requires((panel_source<A, T> || std::is_same_v<A, matrix_ref<const T>>)&&(
+    panel_source<B, T> ||
+    std::is_same_v<B, matrix_ref<const T>>)) void gemm(const gemm_plan& plan, const A& a,
+                                                       const B& b, matrix_ref<T> c, T alpha = T(1),
+                                                       T beta = T(0), const Epi& epi = {}) {
+  detail::run_gemm(plan, a, b, c, alpha, beta, epi);
 }
 
 }  // namespace nax::kernels

@@ -1,6 +1,7 @@
 #pragma once
-// The choices a matrix product makes before it runs: the algorithm (packed panels, or the small
-// path that reads the operands in place), the cache blocking and the thread split. They are a
+// The choices a matrix product makes before it runs: the algorithm (packed panels, the small
+// path that reads the operands in place, or a matrix-vector product), the cache blocking and the
+// thread split. They are a
 // pure function of the shape, the element type and the machine, computed once by plan_gemm
 // (the runtime layer keeps one per specialization) and reused for every call of that shape.
 
@@ -37,11 +38,26 @@ struct register_tile {
   static constexpr std::size_t nr = vectors * gemm_vec<T>::size;
 };
 
+/// How a product runs. `packed`: panels of A and B packed, cache-blocked (any shape, any
+/// operand). `small`: register tiles read A and B in place (everything fits in L2). `gemv`:
+/// m = 1 or n = 1, a matrix-vector product that streams the matrix once (packing it would read
+/// it twice for one use of each element). gemm() runs `packed` when the operands cannot be read
+/// in place, and when `gemv` is asked of a product with m and n both above 1.
+enum class gemm_algorithm { packed, small, gemv };
+
+inline const char* to_string(gemm_algorithm a) {
+  switch (a) {
+    case gemm_algorithm::packed: return "packed";
+    case gemm_algorithm::small: return "small";
+    case gemm_algorithm::gemv: return "gemv";
+  }
+  return "?";
+}
+
 /// The product C[batch][m x n] = A[batch][m x k] B[batch][k x n] as planned.
 struct gemm_plan {
   std::size_t m = 0, n = 0, k = 0, batch = 1;
-  /// Packed panels with cache blocking (false: the small path, operands read in place).
-  bool packed = true;
+  gemm_algorithm algorithm = gemm_algorithm::packed;
   /// Block sizes: an mc x kc block of A stays in L2, a kc x nr sliver of B in L1, a kc x nc
   /// panel of B in this core's share of L3.
   std::size_t mc = 0, kc = 0, nc = 0;
@@ -55,9 +71,8 @@ struct gemm_plan {
 
 inline std::ostream& operator<<(std::ostream& os, const gemm_plan& p) {
   return os << "gemm_plan{" << p.batch << " x " << p.m << "x" << p.n << "x" << p.k << ", "
-            << (p.packed ? "packed" : "small") << ", mc " << p.mc << " kc " << p.kc << " nc "
-            << p.nc << ", threads " << p.threads_batch << "x" << p.threads_m << "x" << p.threads_n
-            << "}";
+            << to_string(p.algorithm) << ", mc " << p.mc << " kc " << p.kc << " nc " << p.nc
+            << ", threads " << p.threads_batch << "x" << p.threads_m << "x" << p.threads_n << "}";
 }
 
 namespace detail {
@@ -93,14 +108,22 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
   p.nc = std::min(
       detail::round_up(std::max<std::size_t>(n, 1), tile::nr),
       detail::round_down(std::max<std::size_t>(l3, l2) / 2 / (p.kc * sizeof(T)), tile::nr));
-  // Small products: packing costs as much as it saves when every operand already fits in L2.
-  p.packed = (m * k + k * n + m * n) * sizeof(T) > l2 / 2 || k > p.kc;
+  // A row or column vector times a matrix: each element of the matrix is used once. Small
+  // products: packing costs as much as it saves when every operand already fits in L2.
+  if (m == 1 || n == 1)
+    p.algorithm = gemm_algorithm::gemv;
+  else if ((m * k + k * n + m * n) * sizeof(T) <= l2 / 2 && k <= p.kc)
+    p.algorithm = gemm_algorithm::small;
 
   const std::size_t tasks = std::max<std::size_t>(
       1, std::min<std::size_t>(threads, static_cast<std::size_t>(p.flops() / gemm_flops_per_task)));
   if (tasks == 1) return p;
   if (batch >= tasks) {
     p.threads_batch = tasks;
+    return p;
+  }
+  if (p.algorithm == gemm_algorithm::gemv) {  // split the long side of the vector result
+    (m == 1 ? p.threads_n : p.threads_m) = std::min(tasks, std::max(m, n) / 64 + 1);
     return p;
   }
   // Split the larger of m and n (each task packs the other operand whole, so the smaller one

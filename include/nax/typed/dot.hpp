@@ -7,7 +7,8 @@
 // [b, i, j]; dot<k>(x[k], y[k]) is a scalar tensor. The product runs on the GEMM kernel
 // (nax/kernels/gemm.hpp): each group of axes (batch, rows, columns, contracted) becomes one
 // dimension of a batched matrix product, read through its stride where the operand's layout
-// allows (any permutation or slice of a tensor does), else from a copy in that order.
+// allows (any permutation or slice of a tensor does); other operands (expressions, views whose
+// group of axes has no single stride) are computed run by run into the packed panels.
 
 #include <array>
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include <nax/kernels/gemm.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
+#include <nax/typed/expression_panel.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
@@ -59,10 +61,11 @@ inline constexpr bool is_strided_view_v = false;
 template <class T, class... A>
 inline constexpr bool is_strided_view_v<tensor_view<T, A...>> = true;
 
-/// Calls f(view) with a view of x whose axis groups Batch, Rows and Inner each have one stride:
-/// x itself when its layout allows, else a copy of x in the order Batch, Rows, Inner.
-template <class Batch, class Rows, class Inner, class X, class F>
-void with_grouped_view(const X& x, F&& f) {
+/// Calls f(operand) with x as the kernel reads it, over the axis groups Batch, Rows and Cols: a
+/// matrix_ref when x is a tensor or view with one stride per group, else a panel source that
+/// computes x into the packed panels (or, for an operand of batch axes only, a copy).
+template <class Batch, class Rows, class Cols, class X, class F>
+void with_operand(const X& x, F&& f) {
   using V = typename X::value_type;
   if constexpr (is_strided_view_v<X> || requires { x.tensor().view(); }) {
     const auto v = [&] {
@@ -71,13 +74,16 @@ void with_grouped_view(const X& x, F&& f) {
       else
         return x.tensor().view();  // an rvalue tensor kept by the expression
     }();
-    if (group_of<Batch>(v).single_stride && group_of<Rows>(v).single_stride &&
-        group_of<Inner>(v).single_stride)
-      return f(v);
+    const axis_group gb = group_of<Batch>(v), gr = group_of<Rows>(v), gc = group_of<Cols>(v);
+    if (gb.single_stride && gr.single_stride && gc.single_stride)
+      return f(kernels::matrix_ref<const V>(v.data(), gr.stride, gc.stride, gb.stride));
   }
-  using order = boost::mp11::mp_append<Batch, Rows, Inner>;
-  const tensor_of<V, order> copy(as_expression<V>(x));
-  f(copy.view());
+  if constexpr (boost::mp11::mp_size<Rows>::value + boost::mp11::mp_size<Cols>::value > 0) {
+    f(expression_panel<X, Batch, Rows, Cols>(x));
+  } else {
+    const tensor_of<V, Batch> copy(x);
+    f(kernels::matrix_ref<const V>(copy.data(), 0, 0, group_of<Batch>(copy.view()).stride));
+  }
 }
 
 template <class A, class EA, class EB>
@@ -140,18 +146,15 @@ requires(expression<XA>&& expression<XB>) auto dot(XA&& a, XB&& b) {
   tensor_of<V, out_axes> out(
       detail::extents_over<out_axes>::of(detail::dot_extents<EA, EB>{ea, eb}));
   if (out.size() == 0) return out;
-  detail::with_grouped_view<batch, a_free, contracted>(ea, [&](const auto& va) {
-    detail::with_grouped_view<batch, contracted, b_free>(eb, [&](const auto& vb) {
-      const auto gb = detail::group_of<batch>(va), gm = detail::group_of<a_free>(va),
-                 gka = detail::group_of<contracted>(va);
-      const auto gbb = detail::group_of<batch>(vb), gkb = detail::group_of<contracted>(vb),
-                 gn = detail::group_of<b_free>(vb);
-      const auto plan = kernels::plan_gemm<V>(gm.extent, gn.extent, gka.extent, gb.extent);
-      const auto mn = static_cast<std::ptrdiff_t>(gm.extent * gn.extent);
-      kernels::gemm<V>(plan, {va.data(), gm.stride, gka.stride, gb.stride},
-                       {vb.data(), gkb.stride, gn.stride, gbb.stride},
-                       {out.data(), static_cast<std::ptrdiff_t>(gn.extent), 1, mn});
-    });
+  const std::size_t m = detail::group_extent<a_free>(ea), n = detail::group_extent<b_free>(eb),
+                    k = detail::group_extent<contracted>(ea),
+                    batches = detail::group_extent<batch>(ea);
+  const auto plan = kernels::plan_gemm<V>(m, n, k, batches);
+  const kernels::matrix_ref<V> c(out.data(), static_cast<std::ptrdiff_t>(n), 1,
+                                 static_cast<std::ptrdiff_t>(m * n));
+  detail::with_operand<batch, a_free, contracted>(ea, [&](const auto& opa) {
+    detail::with_operand<batch, contracted, b_free>(
+        eb, [&](const auto& opb) { kernels::gemm(plan, opa, opb, c); });
   });
   return out;
 }
