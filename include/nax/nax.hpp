@@ -15,10 +15,14 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/core/unify.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/graph/op.hpp>
+#include <nax/graph/ops.hpp>
 #include <nax/io/print.hpp>
 #include <nax/kernels/gemm.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>

@@ -1,0 +1,163 @@
+// The runtime graph builder: shape inference by name, every error message, and CSE.
+#include <nax/graph/builder.hpp>
+#include <nax/graph/ops.hpp>
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+namespace g = nax::graph;
+using nax::dtype;
+using nax::shape;
+
+namespace {
+std::string str(const g::value& v) { return v.shape().to_string(); }
+}  // namespace
+
+TEST_CASE("elementwise ops broadcast by name and unify dimensions") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", nax::dim::named("hidden", 512)}));
+  auto bias = b.parameter("bias", shape::make(dtype::f32, {nax::dim::named("hidden", 512)}));
+  auto t = b.parameter("t", shape::make(dtype::f32, {"time"}));
+  CHECK(str(x + bias) == "f32[batch, 512]");
+  CHECK(str(bias + x) == "f32[512, batch]");  // a's axes, then b's others
+  CHECK(str(x * t) == "f32[batch, 512, time]");
+  CHECK(str(g::tanh(x) * 2.0) == "f32[batch, 512]");
+  CHECK(str(g::greater(x, bias)) == "bool[batch, 512]");
+  CHECK(str(g::where(g::greater(x, bias), x, bias)) == "f32[batch, 512]");
+  // Unnamed axes broadcast by position and adopt names.
+  auto u = b.parameter("u", shape::make(dtype::f32, {nax::dynamic, 512}));
+  CHECK(str(x + u) == "f32[batch, 512]");
+  // A static extent meets a bounded dynamic one.
+  auto s = b.parameter("s", shape::make(dtype::f32, {nax::dim::bounded("seq", 128)}));
+  auto s64 = b.parameter("s64", shape::make(dtype::f32, {nax::dim::named("seq", 64)}));
+  CHECK(str(s + s64) == "f32[64]");
+}
+
+TEST_CASE("elementwise errors name the op, the operands and what is wrong") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", 512}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {"time", 512}));
+  auto z = b.parameter("z", shape::make(dtype::f32, {nax::dim::named("k", 3)}));
+  auto k4 = b.parameter("k4", shape::make(dtype::f32, {nax::dim::named("k", 4)}));
+  auto d = b.parameter("d", shape::make(dtype::f64, {"batch", 512}));
+  auto i = b.parameter("i", shape::make(dtype::i32, {"batch", 512}));
+  auto r3 = b.parameter("r3", shape::make(dtype::f32, {2, 3, 4}));
+  CHECK_THROWS_WITH_AS(x + y,
+                       "nax::graph::add(f32[batch, 512], f32[time, 512]): incompatible axis "
+                       "names: 'batch' vs 'time'",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(z * k4, "nax::graph::mul(f32[3], f32[4]): axis 'k' mismatch: 3 vs 4",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(x + d,
+                       "nax::graph::add(f32[batch, 512], f64[batch, 512]): element types differ: "
+                       "operand 0 is f32, operand 1 is f64",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::tanh(i),
+                       "nax::graph::tanh(i32[batch, 512]): needs floating-point operands (f32 or "
+                       "f64), not i32",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(x + r3,
+                       doctest::Contains("rank mismatch: 2 vs 3 (operands with unnamed axes "
+                                         "broadcast only by position)"),
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::where(x, x, x),
+                       doctest::Contains("the mask (operand 0) is f32, not bool"),
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::logical_and(x, x), doctest::Contains("operands must be bool, not f32"),
+                       nax::shape_error);
+  const g::value one[] = {x};
+  CHECK_THROWS_WITH_AS(b.elementwise(g::elementwise_index<nax::ops::add>, one),
+                       "nax::graph::add: takes 2 operands, given 1", nax::shape_error);
+  g::builder other;
+  auto o = other.parameter("o", shape::make(dtype::f32, {"batch", 512}));
+  CHECK_THROWS_WITH_AS(x + o, "nax::graph::add: an operand belongs to another builder",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(b.parameter("x", shape::make(dtype::f32, {1})),
+                       "nax::graph::parameter: 'x' is already a parameter (f32[batch, 512])",
+                       nax::shape_error);
+}
+
+TEST_CASE("reductions, transpose, softmax and layer_norm by name or position") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", "seq", 768}));
+  CHECK(str(g::sum(x, {"seq"})) == "f32[batch, 768]");
+  CHECK(str(g::mean(x, {2, "batch"})) == "f32[seq]");
+  CHECK(str(g::reduce_max(x, {0, 1, 2})) == "f32[]");
+  CHECK(str(g::transpose(x, {"seq", 2, "batch"})) == "f32[seq, 768, batch]");
+  CHECK(str(g::softmax(x, 2)) == "f32[batch, seq, 768]");
+  auto gamma = b.parameter("gamma", shape::make(dtype::f32, {768}));
+  auto beta = b.parameter("beta", shape::make(dtype::f32, {768}));
+  CHECK(str(g::layer_norm(x, gamma, beta, 2)) == "f32[batch, seq, 768]");
+
+  CHECK_THROWS_WITH_AS(g::sum(x, {"hidden"}),
+                       "nax::graph::reduce_sum: operand 0 (f32[batch, seq, 768]) has no axis "
+                       "'hidden'",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::sum(x, {1, "seq"}),
+                       "nax::graph::reduce_sum: axis 1 (seq) of f32[batch, seq, 768] is listed "
+                       "twice",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::softmax(x, 3),
+                       "nax::graph::softmax: axis 3 is out of range for operand 0 (f32[batch, "
+                       "seq, 768], rank 3)",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::transpose(x, {0, 1}),
+                       "nax::graph::transpose: 2 axes given for the rank-3 operand f32[batch, "
+                       "seq, 768]",
+                       nax::shape_error);
+  auto gamma5 = b.parameter("gamma5", shape::make(dtype::f32, {5}));
+  CHECK_THROWS_WITH_AS(g::layer_norm(x, gamma5, beta, 2),
+                       "nax::graph::layer_norm: gamma f32[5] does not match axis 2 of f32[batch, "
+                       "seq, 768]: dimension mismatch: 768 vs 5",
+                       nax::shape_error);
+  auto flags = b.parameter("flags", shape::make(dtype::boolean, {3}));
+  CHECK_THROWS_WITH_AS(g::sum(flags, {0}),
+                       "nax::graph::reduce_sum: cannot reduce bool elements (bool[3])",
+                       nax::shape_error);
+}
+
+TEST_CASE("dot_general: batch axes, then a's free axes, then b's; errors name the axes") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", "seq", 512}));
+  auto w = b.parameter("w", shape::make(dtype::f32, {512, 256}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {"batch", 256, "seq"}));
+  CHECK(str(g::dot_general(x, w, {{2, 0}})) == "f32[batch, seq, 256]");
+  CHECK(str(g::dot_general(w, x, {{0, 2}})) == "f32[256, batch, seq]");
+  CHECK(str(g::dot_general(x, y, {{"seq", "seq"}}, {{"batch", "batch"}})) ==
+        "f32[batch, 512, 256]");
+  CHECK_THROWS_WITH_AS(g::dot_general(x, w, {{2, 1}}),
+                       "nax::graph::dot_general(f32[batch, seq, 512], f32[512, 256]): contracting "
+                       "axes 2 and 1: dimension mismatch: 512 vs 256",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::dot_general(x, y, {{"seq", "seq"}}, {{"seq", "batch"}}),
+                       "nax::graph::dot_general(f32[batch, seq, 512], f32[batch, 256, seq]): axis "
+                       "1 of operand 0 is paired twice",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::dot_general(x, y, {{"seq", "seq"}}, {{"batch", "batch"}, {2, 1}}),
+                       "nax::graph::dot_general(f32[batch, seq, 512], f32[batch, 256, seq]): batch "
+                       "axes 2 and 1: dimension mismatch: 512 vs 256",
+                       nax::shape_error);
+  // A dynamic axis contracted with a static one takes its extent.
+  CHECK(str(g::dot_general(x, w, {{1, 0}})) == "f32[batch, 512, 256]");
+}
+
+TEST_CASE("CSE: the same op on the same inputs with the same attributes is one node") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", 512}));
+  auto w = b.parameter("w", shape::make(dtype::f32, {512, 64}));
+  const std::size_t before = b.size();
+  auto h1 = g::tanh(g::dot_general(x, w, {{1, 0}}));
+  auto h2 = g::tanh(g::dot_general(x, w, {{1, 0}}));
+  CHECK(h1.id() == h2.id());
+  CHECK(b.size() == before + 2);
+  CHECK((x * 2.0).id() == (x * 2.0).id());  // constants merge too
+  CHECK((x * 2.0).id() != (x * 3.0).id());
+  CHECK(g::sum(x, {0}).id() == g::sum(x, {"batch"}).id());
+  CHECK(g::sum(x, {0}).id() != g::mean(x, {0}).id());
+  CHECK(g::softmax(x, 0).id() != g::softmax(x, 1).id());
+  // Parameters never merge, even with one shape.
+  auto x2 = b.parameter("x2", shape::make(dtype::f32, {"batch", 512}));
+  CHECK(x2.id() != x.id());
+  CHECK((x + x2).id() != (x2 + x).id());  // operand order matters
+}
