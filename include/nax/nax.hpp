@@ -23,6 +23,7 @@
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/memory_plan.hpp>
 #include <nax/runtime/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
