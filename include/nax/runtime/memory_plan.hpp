@@ -216,7 +216,7 @@ inline void sort_by_offset(std::span<arena_range> ranges) {
 
   constexpr std::size_t block = 32, many = 128;
   std::vector<std::size_t> placed_reach(n, 0), block_reach((n + block - 1) / block, 0);
-  std::vector<arena_range> taken(n);    // a prefix holds the placed requests that meet q
+  std::vector<arena_range> taken(n);   // a prefix holds the placed requests that meet q
   std::vector<std::size_t> by_offset;  // placed positions, once some position meets `many`
   bool keeping_by_offset = false;
   placement result{std::vector<std::size_t>(n, 0), 0};
