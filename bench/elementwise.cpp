@@ -371,22 +371,10 @@ std::vector<variant> variants(data& d, bool tanh_op, int t, torch_process& torch
                              [=] { xtensor_openmp_chain(tanh_op, xp, op, n, ka, kb, kc, t); }));
 #endif
   if (torch.ok()) {
-    const std::string name = tanh_op ? "chain_tanh" : "chain_plain";
-    variant v;
-    v.name = "PyTorch eager";
-    v.threads = ts;
-    v.role = kind::peer;
-    v.bytes = bytes;
-    v.time_calls = [&torch, name, t](std::size_t calls) {
-      torch.must(cat("threads ", std::to_string(t)));
-      return std::stod(torch.must(cat("run ", name, " ", std::to_string(calls))));
-    };
-    v.verify = [&torch, &d, name, t] {
-      torch.must(cat("threads ", std::to_string(t)));
-      const std::vector<float> got = torch.result(name, d.n);
-      return compare(got.data(), d.ref.data(), d.n, 1e-5, 1.0);
-    };
-    vs.push_back(std::move(v));
+    vs.push_back(torch_variant(torch, "PyTorch eager", tanh_op ? "chain_tanh" : "chain_plain", t,
+                               bytes, d.n, [&d](const std::vector<float>& got) {
+                                 return compare(got.data(), d.ref.data(), d.n, 1e-5, 1.0);
+                               }));
   }
   // limits
   if (tanh_op)

@@ -150,22 +150,12 @@ void run_case(const gemm_case& g, int threads, int reps, torch_process& torch) {
   if (torch.ok()) {
     torch.load("a", a.data(), nb > 1 ? std::vector<std::size_t>{nb, m, k} : std::vector{m, k});
     torch.load("b", b.data(), nb > 1 ? std::vector<std::size_t>{nb, k, n} : std::vector{k, n});
-    variant v;
-    v.name = nb > 1 ? "PyTorch torch.bmm" : "PyTorch torch.mm";
-    v.threads = std::to_string(threads);
-    v.role = kind::peer;
-    v.bytes = flops;
-    v.time_calls = [&torch, threads](std::size_t calls) {
-      torch.must(cat("threads ", std::to_string(threads)));
-      return std::stod(torch.must(cat("run mm ", std::to_string(calls))));
-    };
-    v.verify = [&torch, &c, verify, threads] {
-      torch.must(cat("threads ", std::to_string(threads)));
-      const std::vector<float> got = torch.result("mm", c.size());
-      std::copy(got.begin(), got.end(), c.begin());
-      return verify();
-    };
-    vs.push_back(std::move(v));
+    vs.push_back(torch_variant(torch, nb > 1 ? "PyTorch torch.bmm" : "PyTorch torch.mm", "mm",
+                               threads, flops, c.size(),
+                               [&c, verify](const std::vector<float>& got) {
+                                 std::copy(got.begin(), got.end(), c.begin());
+                                 return verify();
+                               }));
   }
   measure(vs, reps, 0.05, false);
   const double peak = fma_peak_gflops(threads);

@@ -509,6 +509,27 @@ void print_header(const char* title, const std::string& torch_info) {
   std::printf("load avg:   %s (before)\n", load_average().c_str());
 }
 
+// A peer variant that runs `op` of bench/peers/torch_peer.py in the torch child on `threads`
+// threads; `check` compares the `count` values of its result with the reference.
+[[maybe_unused]] variant torch_variant(
+    torch_process& torch, std::string label, std::string op, int threads, double bytes,
+    std::size_t count, std::function<std::string(const std::vector<float>&)> check) {
+  variant v;
+  v.name = std::move(label);
+  v.threads = std::to_string(threads);
+  v.role = kind::peer;
+  v.bytes = bytes;
+  v.time_calls = [&torch, op, threads](std::size_t calls) {
+    torch.must(cat("threads ", std::to_string(threads)));
+    return std::stod(torch.must(cat("run ", op, " ", std::to_string(calls))));
+  };
+  v.verify = [&torch, op, threads, count, check = std::move(check)] {
+    torch.must(cat("threads ", std::to_string(threads)));
+    return check(torch.result(op, count));
+  };
+  return v;
+}
+
 // Starts the torch child if the build found PyTorch; says what happened.
 [[maybe_unused]] std::string start_torch(torch_process& torch) {
 #if NAX_BENCH_HAVE_TORCH

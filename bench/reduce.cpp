@@ -243,22 +243,10 @@ std::vector<variant> variants(data& d, bool inner, int t, torch_process& torch) 
     vs.push_back(local_variant("hand loop (OpenMP)", ts, kind::peer, bytes, run, checked(run)));
   }
   if (torch.ok()) {
-    const std::string name = inner ? "sum_inner" : "sum_outer";
-    variant v;
-    v.name = inner ? "PyTorch torch.sum(x, 1)" : "PyTorch torch.sum(x, 0)";
-    v.threads = ts;
-    v.role = kind::peer;
-    v.bytes = bytes;
-    v.time_calls = [&torch, name, t](std::size_t calls) {
-      torch.must(cat("threads ", std::to_string(t)));
-      return std::stod(torch.must(cat("run ", name, " ", std::to_string(calls))));
-    };
-    v.verify = [&torch, &d, name, t, outs, inner] {
-      torch.must(cat("threads ", std::to_string(t)));
-      const std::vector<float> got = torch.result(name, outs);
-      return check(d, got.data(), inner);
-    };
-    vs.push_back(std::move(v));
+    vs.push_back(torch_variant(
+        torch, inner ? "PyTorch torch.sum(x, 1)" : "PyTorch torch.sum(x, 0)",
+        inner ? "sum_inner" : "sum_outer", t, bytes, outs,
+        [&d, inner](const std::vector<float>& got) { return check(d, got.data(), inner); }));
   }
   {
     const double total = d.total;

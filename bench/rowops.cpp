@@ -219,22 +219,11 @@ std::vector<variant> variants(data& d, bool softmax_op, int t, torch_process& to
   }
 #endif
   if (torch.ok()) {
-    const std::string name = softmax_op ? "softmax" : "layer_norm";
-    variant v;
-    v.name = softmax_op ? "PyTorch torch.softmax" : "PyTorch layer_norm";
-    v.threads = ts;
-    v.role = kind::peer;
-    v.bytes = bytes;
-    v.time_calls = [&torch, name, t](std::size_t calls) {
-      torch.must(cat("threads ", std::to_string(t)));
-      return std::stod(torch.must(cat("run ", name, " ", std::to_string(calls))));
-    };
-    v.verify = [&torch, &d, name, t, softmax_op] {
-      torch.must(cat("threads ", std::to_string(t)));
-      const std::vector<float> got = torch.result(name, d.rows * d.n);
-      return check(d, got.data(), softmax_op);
-    };
-    vs.push_back(std::move(v));
+    vs.push_back(torch_variant(torch, softmax_op ? "PyTorch torch.softmax" : "PyTorch layer_norm",
+                               softmax_op ? "softmax" : "layer_norm", t, bytes, d.rows * d.n,
+                               [&d, softmax_op](const std::vector<float>& got) {
+                                 return check(d, got.data(), softmax_op);
+                               }));
   }
   float* cp = d.copy_out.data;
   auto check_copy = [=](auto f) {

@@ -37,9 +37,6 @@ struct node {
   nax::shape shape;
 };
 
-/// A description of a node for messages: `tanh(f32[batch, 512])`, `parameter 'x'`.
-std::string describe(const std::span<const node> nodes, node_id id);
-
 /// An axis of an operand, by position or by name.
 struct axis_ref {
   static constexpr std::size_t by_name = static_cast<std::size_t>(-1);
@@ -121,7 +118,6 @@ class builder {
   std::size_t size() const { return nodes_.size(); }
   std::span<const node> nodes() const { return nodes_; }
   const node& at(node_id id) const { return nodes_.at(id); }
-  value handle(node_id id) { return value(this, id); }
 
  private:
   struct node_hash {
@@ -163,16 +159,6 @@ class builder {
 inline const nax::shape& value::shape() const { return builder_->at(id_).shape; }
 
 // --- implementation -----------------------------------------------------------------------------
-
-inline std::string describe(const std::span<const node> nodes, node_id id) {
-  const node& n = nodes[id];
-  switch (n.kind) {
-    case op_kind::parameter:
-      return nax::detail::message("parameter '", n.name, "' ", n.shape.to_string());
-    case op_kind::constant: return nax::detail::message("constant ", n.scalar);
-    default: return nax::detail::message(name(n.kind), " ", n.shape.to_string());
-  }
-}
 
 inline std::size_t builder::node_hash::operator()(node_id id) const noexcept {
   const node& n = b->nodes_[id];

@@ -159,13 +159,12 @@ void pack_b(const S& b, std::size_t kc, std::size_t nc, T* dst) {
   }
 }
 
-/// acc = the mr x nr tile of A B over kc steps. Packed operands are read at compile-time
-/// strides; an unpacked A at (a_rs, a_cs), an unpacked B by rows b_rs apart (unit stride along
-/// n: the small path only takes B like that).
-template <class T, bool PackedA, bool PackedB>
+/// acc = the mr x nr tile of A B over kc steps, A packed (a sliver of mr rows). B is packed, or
+/// (the small path) read in place by rows b_rs apart, at unit stride along n.
+template <class T, bool PackedB>
 [[gnu::always_inline]] inline void micro_kernel(
-    std::size_t kc, const T* a, std::ptrdiff_t a_rs, std::ptrdiff_t a_cs, const T* b,
-    std::ptrdiff_t b_rs, vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors]) {
+    std::size_t kc, const T* a, const T* b, std::ptrdiff_t b_rs,
+    vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors]) {
   using tile = register_tile<T>;
   constexpr std::size_t mr = tile::mr, nv = tile::vectors, w = vec<T>::size;
 #pragma GCC unroll 16
@@ -179,10 +178,7 @@ template <class T, bool PackedA, bool PackedB>
       bv[v] = PackedB ? vec<T>::load_aligned(bp + v * w) : vec<T>::load_unaligned(bp + v * w);
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < mr; ++i) {
-      const vec<T> ai(
-          PackedA
-              ? a[p * mr + i]
-              : a[static_cast<std::ptrdiff_t>(i) * a_rs + static_cast<std::ptrdiff_t>(p) * a_cs]);
+      const vec<T> ai(a[p * mr + i]);
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < nv; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
     }
@@ -320,7 +316,7 @@ void gemm_packed(const gemm_plan& plan, const A& a, const B& b, const matrix_ref
         for (std::size_t jr = 0; jr < nb; jr += nr) {
           for (std::size_t ir = 0; ir < mb; ir += mr) {
             prefetch_tile(c.at(ic + ir, jc + jr), std::min(mr, mb - ir));
-            micro_kernel<T, true, true>(kb, apack + ir * kb, 0, 0, bpack + jr * kb, 0, acc);
+            micro_kernel<T, true>(kb, apack + ir * kb, bpack + jr * kb, 0, acc);
             store_tile(acc, c.at(ic + ir, jc + jr), std::min(mr, mb - ir), std::min(nr, nb - jr), u,
                        epi, ic + ir, jc + jr);
           }
@@ -352,9 +348,9 @@ void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matri
     for (std::size_t ir = m0; ir < m1; ir += mr) {
       const T* ap = apack + (ir - m0) * k;
       if (b_in_place)
-        micro_kernel<T, true, false>(k, ap, 0, 0, &b(0, jr), b.rs, acc);
+        micro_kernel<T, false>(k, ap, &b(0, jr), b.rs, acc);
       else
-        micro_kernel<T, true, true>(k, ap, 0, 0, bpack, 0, acc);
+        micro_kernel<T, true>(k, ap, bpack, 0, acc);
       store_tile(acc, c.at(ir, jr), std::min(mr, m1 - ir), cols, u, epi, ir, jr);
     }
   }
