@@ -161,3 +161,21 @@ TEST_CASE("CSE: the same op on the same inputs with the same attributes is one n
   CHECK(x2.id() != x.id());
   CHECK((x + x2).id() != (x2 + x).id());  // operand order matters
 }
+
+TEST_CASE("an axis name appears at most once in a shape") {
+  g::builder b;
+  CHECK_THROWS_WITH_AS(b.parameter("p", shape::make(dtype::f32, {"batch", "batch"})),
+                       "nax::graph::parameter: 'p' (f32[batch, batch]) has axis 'batch' twice",
+                       nax::shape_error);
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", nax::dim::named("h", 4)}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {nax::dim::named("h", 4), "batch"}));
+  CHECK_THROWS_WITH_AS(g::dot_general(x, y, {{"h", "h"}}),
+                       "nax::graph::dot_general: the result would have axis 'batch' twice "
+                       "(dimensions 0 and 1)",
+                       nax::shape_error);
+  CHECK(str(g::dot_general(x, y, {{"h", "h"}}, {{"batch", "batch"}})) == "f32[batch]");
+  CHECK_THROWS_WITH_AS(
+      g::broadcast(x, shape::make(dtype::f32, {nax::dim::named("h", 4), "batch", "batch"})),
+      "nax::graph::broadcast: the result would have axis 'batch' twice (dimensions 1 and 2)",
+      nax::shape_error);
+}

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 #include <nax/core/small_vector.hpp>
 #include <nax/core/unify.hpp>
 #include <nax/graph/op.hpp>
+#include <nax/runtime/external_kernel.hpp>
 
 namespace nax::graph {
 
@@ -35,6 +38,7 @@ struct node {
   double scalar = 0;                                // a constant's value, layer_norm's epsilon
   std::string name;                                 // a parameter's
   nax::shape shape;
+  std::shared_ptr<const runtime::external_kernel> kernel;  // op_kind::external's
 };
 
 /// An axis of an operand, by position or by name.
@@ -52,6 +56,9 @@ struct axis_ref {
 struct axis_pair {
   axis_ref lhs, rhs;
 };
+
+/// slice's `stop` for "to the end of the axis".
+inline constexpr std::int64_t slice_end = std::numeric_limits<std::int64_t>::max();
 
 class builder;
 
@@ -86,6 +93,7 @@ class builder {
     n.kind = op_kind::parameter;
     n.name = std::move(name);
     n.shape = std::move(s);
+    check_unique_names(n);
     return push(std::move(n));
   }
 
@@ -115,6 +123,39 @@ class builder {
   value softmax(value x, axis_ref axis);
   value layer_norm(value x, value gamma, value beta, axis_ref axis, double epsilon);
 
+  /// A node computed by `kernel` from args, with the result shape the caller infers (nax::jit's
+  /// fused expressions). Nodes with different kernel objects never merge.
+  value external(std::shared_ptr<const runtime::external_kernel> kernel,
+                 std::span<const value> args, nax::shape result);
+
+  // Shape ops. Every dynamic extent of a result must be the extent of a named axis, so that the
+  // runtime can resolve it from an axis binding: these ops never make a dynamic axis that is
+  // unnamed or derived (`seq - 1`, `past + seq`). An op that changes nothing returns x itself.
+
+  /// x's elements, in row-major order, in the shape `target` (x's element type). The target's
+  /// dynamic axes are exactly x's: named, each as often in both (an unbounded one takes x's
+  /// bound, a bounded one must have it); the static extents of both have one product.
+  value reshape(value x, nax::shape target);
+
+  /// x repeated to the shape `target` (x's element type). Each axis of x goes to the target axis
+  /// of its name when every axis of both is named, else to its position counted from the right
+  /// (numpy's rule); there it must have the target's extent (the same static extent, or the same
+  /// named dynamic axis) or be a static 1.
+  value broadcast(value x, nax::shape target);
+
+  /// The entries start, start + step, ... below stop of x along `axis`. On a static axis,
+  /// 0 <= start <= stop <= extent (`stop = slice_end`: the extent). On a dynamic axis, `stop`
+  /// must be given (the result's extent is then static; the runtime checks stop against the
+  /// bound extent, and here against the axis's bound), unless the slice is all of it
+  /// (start 0, slice_end, step 1). The axis keeps its name.
+  value slice(value x, axis_ref axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1);
+
+  /// xs joined along `axis` (by position, or by name in xs[0]), in order. They have one element
+  /// type and rank; their other axes unify. The joined axis must be static in each (its extent
+  /// is the sum; its names unify): a dynamic one is an error, since the sum of extents would
+  /// have no name to bind.
+  value concat(std::span<const value> xs, axis_ref axis);
+
   std::size_t size() const { return nodes_.size(); }
   std::span<const node> nodes() const { return nodes_; }
   const node& at(node_id id) const { return nodes_.at(id); }
@@ -135,6 +176,7 @@ class builder {
   }
   // Adds n, or returns the node equal to it.
   value add(node n) {
+    check_unique_names(n);
     nodes_.push_back(std::move(n));
     const node_id id = static_cast<node_id>(nodes_.size() - 1);
     const auto [it, inserted] = cse_.insert(id);
@@ -143,6 +185,22 @@ class builder {
       return value(this, *it);
     }
     return value(this, id);
+  }
+  // Axes are told apart by name (broadcasting, reductions, bindings): a name appears once.
+  static void check_unique_names(const node& n) {
+    const nax::shape& s = n.shape;
+    for (std::size_t i = 0; i < s.rank(); ++i)
+      for (std::size_t j = i + 1; j < s.rank(); ++j)
+        if (s[i].has_name() && s[i].name() == s[j].name()) {
+          if (n.kind == op_kind::parameter)
+            nax::detail::throw_shape_error("nax::graph::parameter: '", n.name, "' (", s.to_string(),
+                                           ") has axis '", s[i].name().view(), "' twice");
+          nax::detail::throw_shape_error(
+              "nax::graph::",
+              n.kind == op_kind::elementwise ? elementwise_name(n.code) : name(n.kind),
+              ": the result would have axis '", s[i].name().view(), "' twice (dimensions ", i,
+              " and ", j, ")");
+        }
   }
   const node& operand(std::string_view op, const value& v) const {
     if (v.builder_ != this)
@@ -180,7 +238,8 @@ inline bool builder::node_equal::operator()(node_id x, node_id y) const noexcept
   return a.kind == c.kind && a.code == c.code && a.kind != op_kind::parameter &&
          std::equal(a.inputs.begin(), a.inputs.end(), c.inputs.begin(), c.inputs.end()) &&
          std::equal(a.ints.begin(), a.ints.end(), c.ints.begin(), c.ints.end()) &&
-         std::memcmp(&a.scalar, &c.scalar, sizeof a.scalar) == 0 && a.shape == c.shape;
+         std::memcmp(&a.scalar, &c.scalar, sizeof a.scalar) == 0 && a.shape == c.shape &&
+         a.kernel == c.kernel;
 }
 
 inline std::size_t builder::resolve_axis(std::string_view op, std::size_t operand_index,
@@ -431,6 +490,259 @@ inline value builder::layer_norm(value x, value gamma, value beta, axis_ref axis
   n.ints.push_back(static_cast<std::int32_t>(i));
   n.scalar = epsilon;
   n.shape = xs;
+  return add(std::move(n));
+}
+
+inline value builder::external(std::shared_ptr<const runtime::external_kernel> kernel,
+                              std::span<const value> args, nax::shape result) {
+  if (!kernel) nax::detail::throw_shape_error("nax::graph::external: no kernel");
+  node n;
+  n.kind = op_kind::external;
+  for (const value& v : args) {
+    (void)operand("external", v);
+    n.inputs.push_back(v.id_);
+  }
+  n.shape = std::move(result);
+  n.kernel = std::move(kernel);
+  return add(std::move(n));
+}
+
+namespace detail {
+
+// How often a dynamic axis named `n` occurs in s, and where first.
+inline std::size_t count_dynamic(const nax::shape& s, axis_name n) {
+  std::size_t c = 0;
+  for (const dim& d : s.dims()) c += d.is_dynamic() && d.name() == n;
+  return c;
+}
+inline const dim& first_dynamic(const nax::shape& s, axis_name n) {
+  for (const dim& d : s.dims())
+    if (d.is_dynamic() && d.name() == n) return d;
+  return s[0];  // not reached: callers count first
+}
+
+// The product of the static extents of s.
+inline std::size_t static_elements(const nax::shape& s) {
+  std::size_t n = 1;
+  for (const dim& d : s.dims())
+    if (d.is_static()) n *= d.extent();
+  return n;
+}
+
+// "axis 'seq'" for a named axis, else "axis 2".
+inline std::string axis_subject(const dim& d, std::size_t i) {
+  return d.has_name() ? nax::detail::message("axis '", d.name().view(), "'")
+                      : nax::detail::message("axis ", i);
+}
+
+// The checks reshape and broadcast share on their target: x's element type, named dynamic axes.
+template <class Fail>
+void check_target(const nax::shape& xs, const nax::shape& target, const Fail& fail) {
+  if (target.dtype() != xs.dtype())
+    fail("element types differ: the target ", target.to_string(), " is ", name(target.dtype()),
+         ", the operand is ", name(xs.dtype()));
+  for (std::size_t i = 0; i < target.rank(); ++i)
+    if (target[i].is_dynamic() && !target[i].has_name())
+      fail("the target ", target.to_string(), " has an unnamed dynamic axis (", i,
+           "): its extent could not be bound by name");
+}
+
+}  // namespace detail
+
+inline value builder::reshape(value x, nax::shape target) {
+  const nax::shape xs = operand("reshape", x).shape;
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::reshape(", xs.to_string(), "): ", why...);
+  };
+  const std::string ts = target.to_string();
+  for (std::size_t i = 0; i < xs.rank(); ++i)
+    if (xs[i].is_dynamic() && !xs[i].has_name())
+      fail("the operand's axis ", i, " is dynamic and unnamed: reshape carries only named ",
+           "dynamic axes");
+  detail::check_target(xs, target, fail);
+  nax::detail::small_vector<dim, 6> out;
+  for (const dim& t : target.dims()) {
+    out.push_back(t);
+    if (t.is_static()) continue;
+    const std::string_view n = t.name().view();
+    const std::size_t in_x = detail::count_dynamic(xs, t.name());
+    const std::size_t in_target = detail::count_dynamic(target, t.name());
+    if (in_x == 0) fail("the target ", ts, " has dynamic axis '", n, "', the operand does not");
+    if (in_x != in_target)
+      fail("dynamic axis '", n, "' occurs ", in_target, in_target == 1 ? " time" : " times",
+           " in the target ", ts, ", ", in_x, " in the operand");
+    const dim& d = detail::first_dynamic(xs, t.name());
+    if (t.has_bound() && t.bound() != d.bound())
+      fail("the target ", ts, " bounds axis '", n, "' by ", t.bound(), ", the operand ",
+           d.has_bound() ? nax::detail::message("by ", d.bound()) : std::string("does not"),
+           " (a bound cannot change)");
+    out.back() = d;
+  }
+  for (const dim& d : xs.dims())
+    if (d.is_dynamic() && detail::count_dynamic(target, d.name()) == 0)
+      fail("the target ", ts, " has no dynamic axis '", d.name().view(),
+           "' (every dynamic axis of the operand must be one of the target's)");
+  const std::size_t have = detail::static_elements(xs), want = detail::static_elements(target);
+  if (have != want) {
+    std::string per;
+    for (const dim& d : xs.dims())
+      if (d.is_dynamic()) per += nax::detail::message(per.empty() ? " per " : "*", d.name().view());
+    fail("the target ", ts, " has ", want, want == 1 ? " element" : " elements", per,
+         ", the operand ", have);
+  }
+  nax::shape result(xs.dtype(), std::span<const dim>(out.data(), out.size()));
+  if (result == xs) return x;
+  node n;
+  n.kind = op_kind::reshape;
+  n.inputs.push_back(x.id_);
+  n.shape = std::move(result);
+  return add(std::move(n));
+}
+
+inline value builder::broadcast(value x, nax::shape target) {
+  const nax::shape xs = operand("broadcast", x).shape;
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::broadcast(", xs.to_string(), "): ", why...);
+  };
+  const std::string ts = target.to_string();
+  detail::check_target(xs, target, fail);
+  const bool by_name = detail::all_named(xs) && detail::all_named(target);
+  if (!by_name && xs.rank() > target.rank())
+    fail("the target ", ts, " has rank ", target.rank(), ", less than the operand's ", xs.rank(),
+         " (axes are matched by position from the right, as not all are named)");
+  if (target == xs) return x;
+  node n;
+  n.kind = op_kind::broadcast;
+  n.inputs.push_back(x.id_);
+  std::vector<std::size_t> source(target.rank(), xs.rank());  // the axis of x at each target axis
+  for (std::size_t i = 0; i < xs.rank(); ++i) {
+    const dim& d = xs[i];
+    std::size_t j = target.rank() - xs.rank() + i;
+    if (by_name) {
+      const auto k = target.index_of(d.name().view());
+      if (!k) fail("axis '", d.name().view(), "' is not in the target ", ts);
+      j = *k;
+      if (source[j] != xs.rank())
+        fail("axes ", source[j], " and ", i, " of the operand both go to axis '", d.name().view(),
+             "' of the target ", ts);
+    }
+    source[j] = i;
+    const dim& t = target[j];
+    if (d.has_name() && t.has_name() && d.name() != t.name())
+      fail("axis ", i, " of the operand and axis ", j, " of the target ", ts,
+           ": incompatible axis names: '", d.name().view(), "' vs '", t.name().view(), "'");
+    const bool equal = d.is_static() ? t.is_static() && t.extent() == d.extent()
+                                     : t.is_dynamic() && d.has_name() && d.name() == t.name();
+    if (!equal && !(d.is_static() && d.extent() == 1))
+      fail(detail::axis_subject(d, i), " (to axis ", j, " of the target ", ts, "): extent ",
+           d.to_string(), " does not broadcast to ", t.to_string(),
+           " (only the same extent or a static 1 does)");
+    n.ints.push_back(static_cast<std::int32_t>(j));
+  }
+  n.shape = std::move(target);
+  return add(std::move(n));
+}
+
+inline value builder::slice(value x, axis_ref axis, std::int64_t start, std::int64_t stop,
+                            std::int64_t step) {
+  constexpr std::string_view op = "slice";
+  const nax::shape xs = operand(op, x).shape;
+  const std::size_t i = resolve_axis(op, 0, xs, axis);
+  const dim& d = xs[i];
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::slice(", xs.to_string(), "): ", why...);
+  };
+  const std::string subject = detail::axis_subject(d, i);
+  if (step < 1) fail("step ", step, " is not positive");
+  if (start < 0) fail("start ", start, " is negative");
+  if (stop < 0) fail("stop ", stop, " is negative (nax::graph::slice_end slices to the end)");
+  std::int64_t end = stop;
+  if (d.is_static()) {
+    const auto extent = static_cast<std::int64_t>(d.extent());
+    if (start > extent)
+      fail("start ", start, " is out of range for ", subject, " (extent ", extent, ")");
+    if (stop == slice_end)
+      end = extent;
+    else if (stop > extent)
+      fail("stop ", stop, " is out of range for ", subject, " (extent ", extent, ")");
+    if (start == 0 && end == extent && step == 1) return x;
+  } else if (stop == slice_end) {
+    if (start == 0 && step == 1) return x;
+    fail("a slice to the end of dynamic ", subject, " must be all of it (start 0, step 1): ",
+         "its extent would have no name to bind; give stop");
+  } else if (d.has_bound() && static_cast<std::uint64_t>(stop) > d.bound()) {
+    fail("stop ", stop, " exceeds the bound ", d.bound(), " of ", subject);
+  }
+  if (start > end) fail("start ", start, " is after stop ", end);
+  constexpr std::int64_t max32 = std::numeric_limits<std::int32_t>::max();
+  if (end > max32) fail("stop ", end, " does not fit in int32");
+  if (step > max32) fail("step ", step, " does not fit in int32");
+  node n;
+  n.kind = op_kind::slice;
+  n.inputs.push_back(x.id_);
+  for (std::int64_t v : {static_cast<std::int64_t>(i), start, end, step})
+    n.ints.push_back(static_cast<std::int32_t>(v));
+  nax::detail::small_vector<dim, 6> out;
+  out.assign(xs.dims().begin(), xs.dims().end());
+  out[i] = dim::named(d.name(), static_cast<std::size_t>((end - start + step - 1) / step));
+  n.shape = nax::shape(xs.dtype(), std::span<const dim>(out.data(), out.size()));
+  return add(std::move(n));
+}
+
+inline value builder::concat(std::span<const value> xs, axis_ref axis) {
+  constexpr std::string_view op = "concat";
+  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  for (const value& v : xs) (void)operand(op, v);
+  std::vector<nax::shape> shapes;
+  for (const value& v : xs) shapes.push_back(nodes_[v.id_].shape);
+  auto fail = [&](const auto&... why) {
+    std::string list;
+    for (std::size_t p = 0; p < shapes.size(); ++p)
+      list += nax::detail::message(p ? ", " : "", shapes[p].to_string());
+    nax::detail::throw_shape_error("nax::graph::concat(", list, "): ", why...);
+  };
+  const nax::shape& first = shapes[0];
+  const std::size_t k = resolve_axis(op, 0, first, axis);
+  for (std::size_t p = 1; p < shapes.size(); ++p) {
+    if (shapes[p].dtype() != first.dtype())
+      fail("element types differ: operand 0 is ", name(first.dtype()), ", operand ", p, " is ",
+           name(shapes[p].dtype()));
+    if (shapes[p].rank() != first.rank())
+      fail("ranks differ: operand 0 has rank ", first.rank(), ", operand ", p, " has rank ",
+           shapes[p].rank());
+  }
+  if (xs.size() == 1) return xs[0];
+  nax::detail::small_vector<dim, 6> out;
+  out.assign(first.dims().begin(), first.dims().end());
+  for (std::size_t p = 1; p < shapes.size(); ++p)
+    for (std::size_t i = 0; i < first.rank(); ++i) {
+      if (i == k) continue;
+      try {
+        out[i] = unify_dims(out[i], shapes[p][i]);
+      } catch (const shape_error& e) {
+        fail("operand ", p, ", axis ", i, ": ", e.what());
+      }
+    }
+  axis_name joined;
+  std::size_t extent = 0;
+  for (std::size_t p = 0; p < shapes.size(); ++p) {
+    const dim& d = shapes[p][k];
+    if (d.is_dynamic())
+      fail("concat along dynamic ", detail::axis_subject(d, k), " (operand ", p,
+           ") is not supported: the sum of extents would have no name to bind");
+    try {
+      joined = axis_name(unify_axis_name(joined.view(), d.name().view()));
+    } catch (const shape_error& e) {
+      fail("axis ", k, ": ", e.what());
+    }
+    extent += d.extent();
+  }
+  out[k] = dim::named(joined, extent);
+  node n;
+  n.kind = op_kind::concat;
+  for (const value& v : xs) n.inputs.push_back(v.id_);
+  n.ints.push_back(static_cast<std::int32_t>(k));
+  n.shape = nax::shape(first.dtype(), std::span<const dim>(out.data(), out.size()));
   return add(std::move(n));
 }
 

@@ -3,6 +3,7 @@
 // `nax::graph::tanh(nax::graph::dot_general(a, w, {{1, 0}}) + b)`. Each adds a node to the
 // builder its operands belong to (or finds the equal node already there).
 
+#include <cstdint>
 #include <initializer_list>
 #include <span>
 
@@ -103,6 +104,40 @@ inline value softmax(const value& x, axis_ref axis) { return x.owner().softmax(x
 inline value layer_norm(const value& x, const value& gamma, const value& beta, axis_ref axis,
                         double epsilon = 1e-5) {
   return x.owner().layer_norm(x, gamma, beta, axis, epsilon);
+}
+
+/// reshape(x, {"batch", 3, 4}): x's elements in row-major order in the given dimensions (of x's
+/// element type), or in a shape. See builder::reshape for the rules on dynamic axes.
+inline value reshape(const value& x, const nax::shape& target) {
+  return x.owner().reshape(x, target);
+}
+inline value reshape(const value& x, std::initializer_list<nax::dim> dims) {
+  return reshape(x, nax::shape(x.shape().dtype(), dims));
+}
+
+/// broadcast(x, {"batch", "seq", 768}): x repeated to the given dimensions (of x's element type),
+/// or to a shape; axes match by name when all are named, else from the right.
+inline value broadcast(const value& x, const nax::shape& target) {
+  return x.owner().broadcast(x, target);
+}
+inline value broadcast(const value& x, std::initializer_list<nax::dim> dims) {
+  return broadcast(x, nax::shape(x.shape().dtype(), dims));
+}
+
+/// slice(x, "seq", 0, 128): entries [start, stop) of an axis, every step-th (slice_end: to the
+/// end; on a dynamic axis only for all of it).
+inline value slice(const value& x, axis_ref axis, std::int64_t start, std::int64_t stop,
+                   std::int64_t step = 1) {
+  return x.owner().slice(x, axis, start, stop, step);
+}
+
+/// concat({a, b}, "hidden"): the operands joined along a static axis, in order.
+inline value concat(std::span<const value> xs, axis_ref axis) {
+  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  return xs[0].owner().concat(xs, axis);
+}
+inline value concat(std::initializer_list<value> xs, axis_ref axis) {
+  return concat(std::span(xs.begin(), xs.size()), axis);
 }
 
 }  // namespace nax::graph

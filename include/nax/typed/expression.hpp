@@ -563,6 +563,7 @@ class cast_node : public expression_base {
   auto cursor() const {
     return cast_cursor<U, decltype(e_.template cursor<D>())>{e_.template cursor<D>()};
   }
+  const E& operand() const { return e_; }
 
  private:
   E e_;

@@ -1,0 +1,29 @@
+#pragma once
+// A graph node's kernel supplied from outside the graph layer: nax::jit's fused typed
+// expressions, whose loops are instantiated at C++ compile time. The graph knows the node's
+// operands and result shape only; the object makes the step kernel for each specialization.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include <nax/core/shape.hpp>
+#include <nax/runtime/step_kernel.hpp>
+
+namespace nax::runtime {
+
+class external_kernel {
+ public:
+  virtual ~external_kernel() = default;
+  /// What the node computes, for to_dot and error messages ("fused: add, gelu").
+  virtual std::string label() const = 0;
+  /// The step's kernel for concrete shapes: operand i is value args[i] of shape shapes[args[i]],
+  /// the result is value `result`. nax::shape_error if the shapes do not fit the kernel. The
+  /// step kernel must not refer to this object (a specialization may outlive it).
+  virtual std::unique_ptr<step_kernel> make(std::span<const std::uint32_t> args,
+                                            std::uint32_t result,
+                                            std::span<const nax::shape> shapes) const = 0;
+};
+
+}  // namespace nax::runtime

@@ -1,0 +1,132 @@
+#pragma once
+// Level 2 of the two-level JIT (seed 000): a program specialized for one axis binding. Every
+// value gets its concrete shape, every step its kernel with the shape-dependent choices made
+// (GEMM plan, loop geometry, thread split), and every intermediate an offset in one arena from
+// an exact memory plan over the steps' lifetimes. Built once per binding, in microseconds; a
+// run then only fills in the caller's addresses and walks the steps.
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nax/core/bindings.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/runtime/arena_pool.hpp>
+#include <nax/runtime/memory_plan.hpp>
+#include <nax/runtime/step_kernels.hpp>
+
+namespace nax::runtime {
+
+/// A program specialized for one binding (see the file comment).
+struct specialization {
+  nax::bindings binding;
+  std::vector<nax::shape> shapes;                     // concrete, per value
+  std::vector<graph::value_role> roles;               // per value
+  std::vector<std::unique_ptr<step_kernel>> kernels;  // per step
+  std::vector<std::size_t> offsets;      // per value: an intermediate's offset in the arena
+  std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
+  std::size_t arena_bytes = 0;
+  std::size_t live_peak_bytes = 0;  // the least any arena could be
+  std::size_t pool_bytes = 0;       // what power-of-two bucketed pools would hold (seed's v1)
+  std::unique_ptr<arena_pool> pool;
+};
+
+namespace detail {
+
+template <class T>
+std::uint64_t constant_bits(double v) {
+  T x = static_cast<T>(v);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof x);
+  return bits;
+}
+
+inline std::uint64_t constant_bits(nax::dtype t, double v) {
+  switch (t) {
+    case nax::dtype::f32: return constant_bits<float>(v);
+    case nax::dtype::f64: return constant_bits<double>(v);
+    case nax::dtype::i32: return constant_bits<std::int32_t>(v);
+    case nax::dtype::i64: return constant_bits<std::int64_t>(v);
+    case nax::dtype::u8: return constant_bits<std::uint8_t>(v);
+    case nax::dtype::boolean: return constant_bits<std::uint8_t>(v != 0 ? 1 : 0);
+  }
+  return 0;
+}
+
+}  // namespace detail
+
+/// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
+/// an extent breaks a bound, or if the binding makes two operands of a step disagree (an axis
+/// that the graph unified with a static extent, bound to another).
+inline std::unique_ptr<specialization> specialize(const graph::program& p, const nax::bindings& b) {
+  auto s = std::make_unique<specialization>();
+  s->binding = b;
+  const std::size_t n = p.values.size();
+  s->shapes.reserve(n);
+  for (const graph::program_value& v : p.values) {
+    nax::shape c = v.shape.resolve(b);
+    if (!c.is_fully_concrete()) {
+      for (const dim& d : c.dims())
+        if (d.is_dynamic())
+          nax::detail::throw_shape_error("nax::executable: ", d.describe(), " of ",
+                                         v.shape.to_string(), " is not bound by ", b.to_string());
+    }
+    s->shapes.push_back(std::move(c));
+  }
+
+  for (const graph::program_value& v : p.values) s->roles.push_back(v.role);
+  s->constants.assign(n, 0);
+  for (std::size_t v = 0; v < n; ++v)
+    if (p.values[v].role == graph::value_role::constant)
+      s->constants[v] = detail::constant_bits(s->shapes[v].dtype(), p.values[v].scalar);
+
+  // Intermediates first, then the steps' scratch, in one memory plan.
+  std::vector<buffer_request> requests;
+  std::vector<std::size_t> request_of(n, static_cast<std::size_t>(-1));
+  for (std::size_t v = 0; v < n; ++v) {
+    const graph::program_value& pv = p.values[v];
+    if (pv.role != graph::value_role::intermediate) continue;
+    request_of[v] = requests.size();
+    requests.push_back({s->shapes[v].num_bytes(), pv.first_step, pv.last_step});
+  }
+  std::vector<scratch_request> scratch;
+  s->kernels.reserve(p.steps.size());
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const std::size_t before = scratch.size();
+    s->kernels.push_back(make_step_kernel(p, p.steps[i], s->shapes, scratch));
+    for (std::size_t k = before; k < scratch.size(); ++k)
+      requests.push_back({scratch[k].bytes, i, i});
+  }
+  const memory_plan plan = plan_memory(requests);
+  s->offsets.assign(n, 0);
+  for (std::size_t v = 0; v < n; ++v)
+    if (request_of[v] != static_cast<std::size_t>(-1)) s->offsets[v] = plan.offsets[request_of[v]];
+  const std::size_t first_scratch = requests.size() - scratch.size();
+  for (std::size_t k = 0; k < scratch.size(); ++k)
+    *scratch[k].offset = plan.offsets[first_scratch + k];
+  s->arena_bytes = plan.arena_bytes;
+  s->live_peak_bytes = live_bytes_peak(requests);
+  s->pool_bytes = pow2_pool_bytes(requests);
+
+  specialization* self = s.get();
+  s->pool = std::make_unique<arena_pool>(plan.arena_bytes, n, [self](arena& a) {
+    for (std::size_t v = 0; v < self->shapes.size(); ++v) {
+      if (self->roles[v] == graph::value_role::intermediate)
+        a.values[v] = a.memory.get() + self->offsets[v];
+      else if (self->roles[v] == graph::value_role::constant)
+        a.values[v] = &self->constants[v];
+    }
+  });
+  return s;
+}
+
+}  // namespace nax::runtime

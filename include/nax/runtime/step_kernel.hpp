@@ -1,0 +1,18 @@
+#pragma once
+// One step of a specialization, ready to run: the op's kernel with every shape-dependent choice
+// made (loop geometry, GEMM plan, thread split), reading and writing the values of one run
+// through a table of addresses. A run is a walk over these with one indirect call per step.
+
+#include <cstddef>
+
+namespace nax::runtime {
+
+class step_kernel {
+ public:
+  virtual ~step_kernel() = default;
+  /// values[v] is the address of value v in this run; arena is the run's scratch memory (for
+  /// the step's own temporaries, at offsets its specialization planned).
+  virtual void run(void* const* values, std::byte* arena) const = 0;
+};
+
+}  // namespace nax::runtime

@@ -1,0 +1,476 @@
+#pragma once
+// The kernel of each kind of step, planned for concrete shapes: make_step_kernel turns a step of
+// a program and the concrete shapes of its values into a step_kernel whose run() does no shape
+// arithmetic. Operand consistency that symbolic inference could not prove (an axis unified with a
+// static extent, then bound to another) is checked here, once per specialization.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nax/core/shape.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/copy.hpp>
+#include <nax/kernels/elementwise.hpp>
+#include <nax/kernels/gemm.hpp>
+#include <nax/kernels/gemm_plan.hpp>
+#include <nax/kernels/reduce.hpp>
+#include <nax/kernels/rows.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/step_kernel.hpp>
+
+namespace nax::runtime {
+
+/// Scratch memory a step needs during its run; its offset in the arena is written to *offset
+/// once the specialization's memory plan is made.
+struct scratch_request {
+  std::size_t bytes = 0;
+  std::size_t* offset = nullptr;
+};
+
+using extents_vector = nax::detail::small_vector<std::size_t, 6>;
+using strides_vector = nax::detail::small_vector<std::ptrdiff_t, 6>;
+
+namespace detail {
+
+inline extents_vector extents_of(const nax::shape& s) {
+  extents_vector e;
+  for (const dim& d : s.dims()) e.push_back(d.extent());
+  return e;
+}
+
+inline strides_vector dense_strides(const nax::shape& s) {
+  strides_vector st;
+  st.resize(s.rank());
+  std::ptrdiff_t acc = 1;
+  for (std::size_t i = s.rank(); i-- > 0;) {
+    st[i] = acc;
+    acc *= static_cast<std::ptrdiff_t>(s[i].extent());
+  }
+  return st;
+}
+
+inline std::string step_label(const graph::program_step& s) {
+  if (s.kind == graph::op_kind::elementwise) return std::string(graph::elementwise_name(s.code));
+  if (s.kind == graph::op_kind::reduce)
+    return "reduce_" + std::string(name(static_cast<graph::reduce_kind>(s.code)));
+  if (s.kernel) return s.kernel->label();
+  return std::string(name(s.kind));
+}
+
+[[noreturn]] inline void throw_extent_mismatch(const graph::program_step& s, const nax::shape& a,
+                                               std::size_t ai, const nax::shape& b, std::size_t bi,
+                                               std::string_view what) {
+  const dim& d = a[ai].has_name() ? a[ai] : b[bi];
+  nax::detail::throw_shape_error("nax::graph::", step_label(s), ": ", d.describe(), " is ",
+                                 a[ai].extent(), " in ", what, " but ", b[bi].extent(),
+                                 " in the result (", nax::detail::concrete_string(a), " vs ",
+                                 nax::detail::concrete_string(b), ")");
+}
+
+// Calls f.template operator()<T>() with T the C++ type of a floating dtype.
+template <class F>
+decltype(auto) with_floating(nax::dtype t, F&& f) {
+  if (t == nax::dtype::f64) return f.template operator()<double>();
+  return f.template operator()<float>();
+}
+
+}  // namespace detail
+
+// --- elementwise --------------------------------------------------------------------------------
+
+class elementwise_step final : public step_kernel {
+ public:
+  elementwise_step(kernels::elementwise_plan plan, std::span<const graph::value_index> args,
+                   graph::value_index result)
+      : plan_(std::move(plan)), result_(result) {
+    for (graph::value_index a : args) args_.push_back(a);
+  }
+  void run(void* const* values, std::byte*) const override {
+    const void* in[3];
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    void* out[1] = {values[result_]};
+    kernels::run_elementwise(plan_, in, out);
+  }
+
+ private:
+  kernels::elementwise_plan plan_;
+  nax::detail::small_vector<graph::value_index, 3> args_;
+  graph::value_index result_;
+};
+
+// The strides of operand `in` over the axes of `out`, as the builder broadcast it: rank 0
+// everywhere, by name when all axes of both are named, else by position.
+inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
+                                        std::size_t operand, const nax::shape& out) {
+  strides_vector st;
+  st.resize(out.rank());
+  for (auto& x : st) x = 0;
+  if (in.rank() == 0) return st;
+  const strides_vector dense = detail::dense_strides(in);
+  const bool by_name = graph::detail::all_named(in) && graph::detail::all_named(out);
+  for (std::size_t i = 0; i < in.rank(); ++i) {
+    const std::size_t j = by_name ? *out.index_of(in[i].name().view()) : i;
+    if (in[i].extent() != out[j].extent())
+      detail::throw_extent_mismatch(s, in, i, out, j, nax::detail::message("operand ", operand));
+    st[j] = dense[i];
+  }
+  return st;
+}
+
+// --- dot_general --------------------------------------------------------------------------------
+
+// An operand of a GEMM as the product needs it: batch, row and column groups of axes, each with
+// one stride, or else a dense copy in that order made in scratch before the product.
+struct gemm_operand {
+  std::ptrdiff_t bs = 0, rs = 0, cs = 0;
+  bool copy = false;
+  kernels::copy_plan copy_plan;
+  std::size_t scratch = 0;
+};
+
+namespace detail {
+
+// The single stride of axes `group` (in that order) of a dense tensor, if they flatten to one.
+inline bool group_stride(std::span<const std::size_t> group, const extents_vector& ext,
+                         const strides_vector& st, std::ptrdiff_t& out) {
+  out = 0;
+  std::ptrdiff_t expect = -1;
+  for (std::size_t k = group.size(); k-- > 0;) {
+    const std::size_t a = group[k];
+    if (ext[a] == 1) continue;
+    if (expect == -1)
+      out = st[a];
+    else if (st[a] != expect)
+      return false;
+    expect = st[a] * static_cast<std::ptrdiff_t>(ext[a]);
+  }
+  return true;
+}
+
+inline std::size_t product(std::span<const std::size_t> group, const extents_vector& ext) {
+  std::size_t n = 1;
+  for (std::size_t a : group) n *= ext[a];
+  return n;
+}
+
+// Plans `op`, operand x read as groups (g0, g1, g2) of its axes (op's address is where its
+// scratch offset will be written).
+inline void plan_gemm_operand(const nax::shape& x, std::span<const std::size_t> g0,
+                              std::span<const std::size_t> g1, std::span<const std::size_t> g2,
+                              std::vector<scratch_request>& scratch, gemm_operand& op) {
+  const extents_vector ext = extents_of(x);
+  const strides_vector st = dense_strides(x);
+  op = {};
+  if (group_stride(g0, ext, st, op.bs) && group_stride(g1, ext, st, op.rs) &&
+      group_stride(g2, ext, st, op.cs))
+    return;
+  // Permute into (g0, g1, g2) order: the copy is read in that order, written densely.
+  op = {};
+  op.copy = true;
+  extents_vector order_ext;
+  strides_vector src, dst;
+  for (auto g : {g0, g1, g2})
+    for (std::size_t a : g) {
+      order_ext.push_back(ext[a]);
+      src.push_back(st[a]);
+    }
+  dst.resize(order_ext.size());
+  std::ptrdiff_t acc = 1;
+  for (std::size_t i = order_ext.size(); i-- > 0;) {
+    dst[i] = acc;
+    acc *= static_cast<std::ptrdiff_t>(order_ext[i]);
+  }
+  op.copy_plan = kernels::plan_copy(size_of(x.dtype()), order_ext, src, dst);
+  const auto n1 = static_cast<std::ptrdiff_t>(product(g1, ext)),
+             n2 = static_cast<std::ptrdiff_t>(product(g2, ext));
+  op.bs = n1 * n2;
+  op.rs = n2;
+  op.cs = 1;
+  scratch.push_back({x.num_bytes(), &op.scratch});
+}
+
+}  // namespace detail
+
+template <class T>
+class dot_step final : public step_kernel {
+ public:
+  dot_step(graph::value_index a, graph::value_index b, graph::value_index c)
+      : a_(a), b_(b), c_(c) {}
+  void run(void* const* values, std::byte* arena) const override {
+    const T* pa = static_cast<const T*>(values[a_]);
+    const T* pb = static_cast<const T*>(values[b_]);
+    if (ga.copy) {
+      kernels::run_copy(ga.copy_plan, pa, arena + ga.scratch);
+      pa = reinterpret_cast<const T*>(arena + ga.scratch);
+    }
+    if (gb.copy) {
+      kernels::run_copy(gb.copy_plan, pb, arena + gb.scratch);
+      pb = reinterpret_cast<const T*>(arena + gb.scratch);
+    }
+    kernels::gemm<T>(plan, kernels::matrix_ref<const T>(pa, ga.rs, ga.cs, ga.bs),
+                     kernels::matrix_ref<const T>(pb, gb.rs, gb.cs, gb.bs),
+                     kernels::matrix_ref<T>(static_cast<T*>(values[c_]), c_rs, 1, c_bs));
+  }
+
+  kernels::gemm_plan plan;
+  gemm_operand ga, gb;
+  std::ptrdiff_t c_rs = 0, c_bs = 0;
+
+ private:
+  graph::value_index a_, b_, c_;
+};
+
+inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
+                                                  std::span<const nax::shape> shapes,
+                                                  std::vector<scratch_request>& scratch) {
+  const nax::shape &as = shapes[s.args[0]], &bs = shapes[s.args[1]], &cs = shapes[s.result];
+  std::vector<std::size_t> a_batch, a_free, a_con, b_batch, b_free, b_con;
+  std::vector<bool> a_used(as.rank(), false), b_used(bs.rank(), false);
+  const std::size_t nc = static_cast<std::size_t>(s.ints[0]);
+  const std::size_t nb = static_cast<std::size_t>(s.ints[1 + 2 * nc]);
+  auto pair = [&](std::size_t at, std::vector<std::size_t>& ga, std::vector<std::size_t>& gb,
+                  const char* role) {
+    const auto i = static_cast<std::size_t>(s.ints[at]),
+               j = static_cast<std::size_t>(s.ints[at + 1]);
+    if (as[i].extent() != bs[j].extent())
+      nax::detail::throw_shape_error(
+          "nax::graph::dot_general: ", role, " ", (as[i].has_name() ? as[i] : bs[j]).describe(),
+          " is ", as[i].extent(), " in operand 0 but ", bs[j].extent(), " in operand 1 (",
+          nax::detail::concrete_string(as), " vs ", nax::detail::concrete_string(bs), ")");
+    ga.push_back(i);
+    gb.push_back(j);
+    a_used[i] = b_used[j] = true;
+  };
+  for (std::size_t k = 0; k < nc; ++k) pair(1 + 2 * k, a_con, b_con, "contracting");
+  for (std::size_t k = 0; k < nb; ++k) pair(2 + 2 * nc + 2 * k, a_batch, b_batch, "batch");
+  for (std::size_t i = 0; i < as.rank(); ++i)
+    if (!a_used[i]) a_free.push_back(i);
+  for (std::size_t j = 0; j < bs.rank(); ++j)
+    if (!b_used[j]) b_free.push_back(j);
+
+  const extents_vector ae = detail::extents_of(as), be = detail::extents_of(bs);
+  const std::size_t batch = detail::product(a_batch, ae), m = detail::product(a_free, ae),
+                    k = detail::product(a_con, ae), n = detail::product(b_free, be);
+  return detail::with_floating(as.dtype(), [&]<class T>() -> std::unique_ptr<step_kernel> {
+    auto step = std::make_unique<dot_step<T>>(s.args[0], s.args[1], s.result);
+    detail::plan_gemm_operand(as, a_batch, a_free, a_con, scratch, step->ga);
+    detail::plan_gemm_operand(bs, b_batch, b_con, b_free, scratch, step->gb);
+    step->plan = kernels::plan_gemm<T>(m, n, k, batch);
+    step->c_rs = static_cast<std::ptrdiff_t>(n);
+    step->c_bs = static_cast<std::ptrdiff_t>(m * n);
+    (void)cs;
+    return step;
+  });
+}
+
+// --- reductions, row ops, transposes ------------------------------------------------------------
+
+class reduce_step final : public step_kernel {
+ public:
+  reduce_step(kernels::reduce_plan plan, graph::value_index in, graph::value_index out)
+      : plan_(std::move(plan)), in_(in), out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_reduce(plan_, values[in_], values[out_]);
+  }
+
+ private:
+  kernels::reduce_plan plan_;
+  graph::value_index in_, out_;
+};
+
+class copy_step final : public step_kernel {
+ public:
+  copy_step(kernels::copy_plan plan, graph::value_index in, std::size_t in_offset_bytes,
+            graph::value_index out)
+      : plan_(std::move(plan)), in_(in), in_offset_(in_offset_bytes), out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_copy(plan_, static_cast<const std::byte*>(values[in_]) + in_offset_, values[out_]);
+  }
+
+ private:
+  kernels::copy_plan plan_;
+  graph::value_index in_;
+  std::size_t in_offset_;
+  graph::value_index out_;
+};
+
+// concat: each operand copied to its place along the axis.
+class concat_step final : public step_kernel {
+ public:
+  struct part {
+    kernels::copy_plan plan;
+    graph::value_index in;
+    std::size_t out_offset;  // bytes
+  };
+  concat_step(std::vector<part> parts, graph::value_index out)
+      : parts_(std::move(parts)), out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    for (const part& p : parts_)
+      kernels::run_copy(p.plan, values[p.in], static_cast<std::byte*>(values[out_]) + p.out_offset);
+  }
+
+ private:
+  std::vector<part> parts_;
+  graph::value_index out_;
+};
+
+class softmax_step final : public step_kernel {
+ public:
+  softmax_step(kernels::rows_plan plan, graph::value_index in, graph::value_index out)
+      : plan_(std::move(plan)), in_(in), out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_softmax(plan_, values[in_], values[out_]);
+  }
+
+ private:
+  kernels::rows_plan plan_;
+  graph::value_index in_, out_;
+};
+
+class layer_norm_step final : public step_kernel {
+ public:
+  layer_norm_step(kernels::rows_plan plan, std::span<const graph::value_index> args, double epsilon,
+                  graph::value_index out)
+      : plan_(std::move(plan)),
+        x_(args[0]),
+        gamma_(args[1]),
+        beta_(args[2]),
+        eps_(epsilon),
+        out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_layer_norm(plan_, values[x_], values[gamma_], values[beta_], eps_, values[out_]);
+  }
+
+ private:
+  kernels::rows_plan plan_;
+  graph::value_index x_, gamma_, beta_;
+  double eps_;
+  graph::value_index out_;
+};
+
+/// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
+inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
+                                                     const graph::program_step& s,
+                                                     std::span<const nax::shape> shapes,
+                                                     std::vector<scratch_request>& scratch) {
+  (void)p;
+  const nax::shape& out = shapes[s.result];
+  const extents_vector out_ext = detail::extents_of(out);
+  switch (s.kind) {
+    case graph::op_kind::elementwise: {
+      std::vector<std::ptrdiff_t> strides;
+      nax::detail::small_vector<nax::dtype, 3> types;
+      for (std::size_t i = 0; i < s.args.size(); ++i) {
+        const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out);
+        strides.insert(strides.end(), st.begin(), st.end());
+        types.push_back(shapes[s.args[i]].dtype());
+      }
+      return std::make_unique<elementwise_step>(
+          kernels::plan_elementwise_op(s.code, types, out_ext, strides), s.args, s.result);
+    }
+    case graph::op_kind::reduce: {
+      const nax::shape& in = shapes[s.args[0]];
+      extents_vector axes;
+      for (std::int32_t a : s.ints) axes.push_back(static_cast<std::size_t>(a));
+      return std::make_unique<reduce_step>(
+          kernels::plan_reduce(in.dtype(), static_cast<kernels::reduce_kind>(s.code),
+                               detail::extents_of(in), axes),
+          s.args[0], s.result);
+    }
+    case graph::op_kind::dot_general: return make_dot_step(s, shapes, scratch);
+    case graph::op_kind::transpose: {
+      const nax::shape& in = shapes[s.args[0]];
+      const strides_vector dense = detail::dense_strides(in);
+      strides_vector src;
+      for (std::int32_t a : s.ints) src.push_back(dense[static_cast<std::size_t>(a)]);
+      return std::make_unique<copy_step>(
+          kernels::plan_copy(size_of(in.dtype()), out_ext, src, detail::dense_strides(out)),
+          s.args[0], 0, s.result);
+    }
+    case graph::op_kind::softmax:
+      return std::make_unique<softmax_step>(
+          kernels::plan_rows(out.dtype(), out_ext, static_cast<std::size_t>(s.ints[0])), s.args[0],
+          s.result);
+    case graph::op_kind::layer_norm: {
+      const auto axis = static_cast<std::size_t>(s.ints[0]);
+      for (std::size_t k = 1; k < 3; ++k)
+        if (shapes[s.args[k]][0].extent() != out[axis].extent())
+          detail::throw_extent_mismatch(s, shapes[s.args[k]], 0, out, axis,
+                                        k == 1 ? "gamma" : "beta");
+      return std::make_unique<layer_norm_step>(kernels::plan_rows(out.dtype(), out_ext, axis),
+                                               s.args, s.scalar, s.result);
+    }
+    case graph::op_kind::reshape: {  // both dense: the same bytes
+      const std::size_t bytes[1] = {out.num_bytes()};
+      const std::ptrdiff_t unit[1] = {1};
+      return std::make_unique<copy_step>(kernels::plan_copy(1, bytes, unit, unit), s.args[0], 0,
+                                         s.result);
+    }
+    case graph::op_kind::broadcast: {
+      const nax::shape& in = shapes[s.args[0]];
+      const strides_vector dense = detail::dense_strides(in);
+      strides_vector src;
+      src.resize(out.rank());
+      for (auto& x : src) x = 0;
+      for (std::size_t i = 0; i < in.rank(); ++i) {
+        const auto j = static_cast<std::size_t>(s.ints[i]);
+        if (in[i].extent() == out[j].extent())
+          src[j] = dense[i];
+        else if (in[i].extent() != 1)
+          detail::throw_extent_mismatch(s, in, i, out, j, "operand 0");
+      }
+      return std::make_unique<copy_step>(
+          kernels::plan_copy(size_of(in.dtype()), out_ext, src, detail::dense_strides(out)),
+          s.args[0], 0, s.result);
+    }
+    case graph::op_kind::slice: {
+      const nax::shape& in = shapes[s.args[0]];
+      const auto axis = static_cast<std::size_t>(s.ints[0]);
+      const auto start = static_cast<std::size_t>(s.ints[1]),
+                 stop = static_cast<std::size_t>(s.ints[2]);
+      const auto step = static_cast<std::ptrdiff_t>(s.ints[3]);
+      if (stop > in[axis].extent())
+        nax::detail::throw_shape_error("nax::graph::slice: stop ", stop, " is past the end of ",
+                                       in[axis].describe(), ", whose extent is ", in[axis].extent(),
+                                       " (", nax::detail::concrete_string(in), ")");
+      strides_vector src = detail::dense_strides(in);
+      const std::size_t offset = start * static_cast<std::size_t>(src[axis]) * size_of(in.dtype());
+      src[axis] *= step;
+      return std::make_unique<copy_step>(
+          kernels::plan_copy(size_of(in.dtype()), out_ext, src, detail::dense_strides(out)),
+          s.args[0], offset, s.result);
+    }
+    case graph::op_kind::concat: {
+      const auto axis = static_cast<std::size_t>(s.ints[0]);
+      const strides_vector dst = detail::dense_strides(out);
+      std::vector<concat_step::part> parts;
+      std::size_t at = 0;
+      for (graph::value_index a : s.args) {
+        const nax::shape& in = shapes[a];
+        for (std::size_t i = 0; i < in.rank(); ++i)
+          if (i != axis && in[i].extent() != out[i].extent())
+            detail::throw_extent_mismatch(s, in, i, out, i,
+                                          nax::detail::message("operand ", parts.size()));
+        parts.push_back({kernels::plan_copy(size_of(in.dtype()), detail::extents_of(in),
+                                            detail::dense_strides(in), dst),
+                         a, at * static_cast<std::size_t>(dst[axis]) * size_of(in.dtype())});
+        at += in[axis].extent();
+      }
+      return std::make_unique<concat_step>(std::move(parts), s.result);
+    }
+    case graph::op_kind::external:
+      return s.kernel->make(std::span<const graph::value_index>(s.args.data(), s.args.size()),
+                            s.result, shapes);
+    case graph::op_kind::parameter:
+    case graph::op_kind::constant: break;
+  }
+  nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind));
+}
+
+}  // namespace nax::runtime

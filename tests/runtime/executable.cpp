@@ -1,0 +1,497 @@
+// The two-level JIT end to end: graphs compiled once, specialized per binding, run against a
+// plain reference; the cache (LRU, stats, pre-specialization, concurrency); every input error;
+// the memory plan of every specialization checked independently.
+#include <nax/graph/ops.hpp>
+#include <nax/runtime/executable.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "reference.hpp"
+
+namespace g = nax::graph;
+using nax::dim;
+using nax::dtype;
+using nax::dyn_tensor;
+using nax::shape;
+
+// Allocation counter: a run on a warm specialization must not allocate. (g++ sees the malloc
+// behind a replaced operator new and warns about the matching free.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+namespace {
+std::atomic<long> allocations{0};
+}
+void* operator new(std::size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims); }
+
+dim h = dim::named("h", 6), k = dim::named("k", 5);
+
+shape concrete(dtype t, std::initializer_list<std::pair<const char*, std::size_t>> dims) {
+  std::vector<dim> d;
+  for (auto [n, e] : dims) d.push_back(dim::named(n, e));
+  return shape(t, std::span<const dim>(d));
+}
+
+// Checks every output of `ex` on `inputs` against the reference.
+void check_against_reference(const g::builder& b, std::span<const g::value> outs,
+                             nax::executable& ex, std::span<const dyn_tensor> inputs,
+                             double tolerance) {
+  const std::vector<dyn_tensor> got = ex.run(inputs);
+  const std::vector<reference::dense> want = reference::evaluate(b, inputs);
+  REQUIRE(got.size() == outs.size());
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const reference::dense& w = want[outs[i].id()];
+    CAPTURE(i);
+    CAPTURE(nax::detail::concrete_string(got[i].shape()));
+    REQUIRE(got[i].shape() == w.shape);
+    CHECK(reference::max_error(got[i], w) <= tolerance);
+  }
+}
+
+// Every intermediate of a specialization against every other that is live at the same step.
+void check_memory(const nax::executable& ex, const nax::bindings& bd) {
+  const auto s = ex.cached(bd);
+  REQUIRE(s);
+  const g::program& p = ex.program();
+  for (std::size_t a = 0; a < p.values.size(); ++a) {
+    if (p.values[a].role != g::value_role::intermediate) continue;
+    const std::size_t abytes = s->shapes[a].num_bytes();
+    CHECK(s->offsets[a] + abytes <= s->arena_bytes);
+    for (std::size_t c = a + 1; c < p.values.size(); ++c) {
+      if (p.values[c].role != g::value_role::intermediate) continue;
+      const bool meet = p.values[a].first_step <= p.values[c].last_step &&
+                        p.values[c].first_step <= p.values[a].last_step;
+      const std::size_t cbytes = s->shapes[c].num_bytes();
+      const bool disjoint =
+          s->offsets[a] + abytes <= s->offsets[c] || s->offsets[c] + cbytes <= s->offsets[a];
+      if (meet && abytes && cbytes) CHECK(disjoint);
+    }
+  }
+  CHECK(s->live_peak_bytes <= s->arena_bytes);
+}
+
+}  // namespace
+
+TEST_CASE("an MLP block runs per binding and matches the reference") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto w1 = b.parameter("w1", f32({h, k}));
+  auto b1 = b.parameter("b1", f32({k}));
+  auto w2 = b.parameter("w2", f32({k, h}));
+  auto gamma = b.parameter("gamma", f32({h}));
+  auto beta = b.parameter("beta", f32({h}));
+  auto hid = g::gelu(g::dot_general(x, w1, {{"h", "h"}}) + b1);
+  auto y = g::layer_norm(g::dot_general(hid, w2, {{"k", "k"}}) + x, gamma, beta, "h");
+  const g::value outs[] = {y, hid};
+  auto ex = g::compile(b, outs);
+  std::mt19937 rng(1);
+  for (std::size_t batch : {1u, 4u, 33u}) {
+    CAPTURE(batch);
+    const dyn_tensor in[] = {
+        reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"k", 5}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"k", 5}, {"h", 6}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"h", 6}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"h", 6}}), rng)};
+    check_against_reference(b, outs, ex, in, 1e-5);
+    check_memory(ex, nax::bindings{{"batch", batch}});
+  }
+  CHECK(ex.stats().misses == 3);
+  CHECK(ex.stats().live == 3);
+}
+
+namespace {
+
+// A random graph over named axes batch (dynamic), seq (dynamic, <= 16), h and k (static).
+struct random_graph {
+  g::builder b;
+  std::vector<g::value> params, outs;
+  dtype type;
+
+  random_graph(std::mt19937& rng, dtype t) : type(t) {
+    const dim batch("batch"), seq = dim::bounded("seq", 16);
+    params.push_back(b.parameter("x", shape::make(t, {batch, h})));
+    params.push_back(b.parameter("y", shape::make(t, {h, k})));
+    params.push_back(b.parameter("z", shape::make(t, {batch, seq, h})));
+    params.push_back(b.parameter("v", shape::make(t, {k})));
+    params.push_back(b.parameter("gamma", shape::make(t, {h})));
+    std::vector<g::value> pool = params;
+    auto pick = [&] {
+      return pool[std::uniform_int_distribution<std::size_t>(0, pool.size() - 1)(rng)];
+    };
+    auto chance = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng) == 0; };
+    const int steps = std::uniform_int_distribution<int>(3, 14)(rng);
+    for (int i = 0; i < steps; ++i) {
+      g::value a = pick();
+      const std::size_t r = a.shape().rank();
+      g::value made;
+      try {
+        switch (std::uniform_int_distribution<int>(0, 12)(rng)) {
+          case 0: made = chance(2) ? g::tanh(a) : g::sigmoid(a); break;
+          case 1: made = chance(2) ? g::gelu(a) : g::relu(a) * 0.5 + 0.25; break;
+          case 2: {
+            g::value c = pick();
+            if (a.shape().rank() + c.shape().rank() > 5) continue;
+            made = chance(3) ? a - c : (chance(2) ? a * c : g::max(a, c));
+            break;
+          }
+          case 3:
+            if (r == 0) continue;
+            made = chance(2)
+                       ? g::sum(a, {std::uniform_int_distribution<std::size_t>(0, r - 1)(rng)})
+                       : g::mean(a, {std::uniform_int_distribution<std::size_t>(0, r - 1)(rng)});
+            break;
+          case 4:
+            if (r == 0) continue;
+            made = g::reduce_max(a, {r - 1});
+            break;
+          case 5:
+            if (r == 0) continue;
+            made = g::softmax(a, std::uniform_int_distribution<std::size_t>(0, r - 1)(rng));
+            break;
+          case 6:
+            if (!a.shape().index_of("h")) continue;
+            made = g::layer_norm(a, params[4], params[4], "h", 1e-3);
+            break;
+          case 7: {
+            if (r < 2) continue;
+            std::vector<g::axis_ref> perm;
+            std::vector<std::size_t> order(r);
+            for (std::size_t j = 0; j < r; ++j) order[j] = j;
+            std::shuffle(order.begin(), order.end(), rng);
+            for (std::size_t j : order) perm.push_back(j);
+            made = b.transpose(a, perm);
+            break;
+          }
+          case 8: {
+            // Contract one shared axis, match the other shared ones as batch axes.
+            g::value c = pick();
+            std::vector<g::axis_pair> con, bat;
+            for (const dim& d : a.shape().dims())
+              if (c.shape().index_of(d.name().view()))
+                (con.empty() ? con : bat).push_back({d.name().view(), d.name().view()});
+            if (con.empty() || a.id() == c.id()) continue;
+            made = b.dot_general(a, c, con, bat);
+            break;
+          }
+          case 9:  // split h into 2 x 3 or merge it back
+            if (a.shape().index_of("h")) {
+              std::vector<dim> d;
+              for (const dim& x : a.shape().dims())
+                if (x.name().view() == "h") {
+                  d.push_back(dim::named("h2", 2));
+                  d.push_back(dim::named("h3", 3));
+                } else {
+                  d.push_back(x);
+                }
+              made = b.reshape(a, shape(t, std::span<const dim>(d)));
+            } else {
+              continue;
+            }
+            break;
+          case 10: made = chance(2) ? g::slice(a, "h", 1, 6, 2) : g::slice(a, "seq", 0, 1); break;
+          case 11: {
+            std::vector<dim> d(a.shape().dims().begin(), a.shape().dims().end());
+            d.insert(d.begin(), k);
+            made = g::broadcast(a, shape(t, std::span<const dim>(d)));
+            break;
+          }
+          case 12: made = g::concat({a, g::neg(a)}, "k"); break;
+        }
+      } catch (const nax::shape_error&) {
+        continue;  // an op these operands do not allow
+      }
+      if (made.shape().rank() > 4) continue;
+      pool.push_back(made);
+    }
+    outs.push_back(pool.back());
+    if (pool.size() > params.size() + 2 && chance(2)) outs.push_back(pool[pool.size() - 2]);
+  }
+
+  std::vector<dyn_tensor> inputs(std::mt19937& rng, std::size_t batch, std::size_t seq) const {
+    std::vector<dyn_tensor> in;
+    for (const g::value& p : params) {
+      std::vector<dim> d;
+      for (const dim& x : p.shape().dims())
+        d.push_back(dim::named(x.name(), x.is_static()                ? x.extent()
+                                         : x.name().view() == "batch" ? batch
+                                                                      : seq));
+      in.push_back(reference::random_tensor(shape(type, std::span<const dim>(d)), rng));
+    }
+    return in;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("random graphs match the reference for many bindings") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 120; ++trial) {
+    CAPTURE(trial);
+    const dtype t = trial % 3 == 0 ? dtype::f64 : dtype::f32;
+    random_graph rg(rng, t);
+    auto ex = g::compile(rg.b, rg.outs, {.max_specializations = 3});
+    for (const auto& bs : {std::pair{1u, 3u}, {5u, 16u}, {2u, 1u}, {9u, 7u}, {5u, 16u}}) {
+      const std::size_t batch = bs.first, seq = bs.second;  // not bindings: CAPTURE takes them
+      CAPTURE(batch);
+      CAPTURE(seq);
+      CAPTURE(ex.to_dot());
+      const std::vector<dyn_tensor> in = rg.inputs(rng, batch, seq);
+      check_against_reference(rg.b, rg.outs, ex, in, t == dtype::f64 ? 1e-11 : 2e-5);
+      check_memory(ex, nax::bindings{{"batch", batch}, {"seq", seq}});
+    }
+    const nax::specialization_stats s = ex.stats();
+    CHECK(s.misses == 4);  // {5, 16} comes back once as a hit
+    CHECK(s.hits == 1);
+    CHECK(s.evictions == 1);
+    CHECK(s.live == 3);
+  }
+}
+
+TEST_CASE("the LRU cache evicts the least recently used binding and rebuilds it on demand") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto ex = g::compile(b, {g::tanh(x) * 2.0}, {.max_specializations = 2});
+  std::mt19937 rng(3);
+  auto run = [&](std::size_t batch) {
+    const dyn_tensor in[] = {
+        reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng)};
+    const dyn_tensor out = ex.run(in)[0];
+    CHECK(out.extent("batch") == batch);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      CHECK(out.data<float>()[i] ==
+            doctest::Approx(2 * std::tanh(in[0].data<float>()[i])).epsilon(1e-6));
+  };
+  run(1);
+  run(2);
+  run(1);  // hit: 2 is now the least recently used
+  run(3);  // evicts 2
+  CHECK(ex.cached(nax::bindings{{"batch", 2}}) == nullptr);
+  CHECK(ex.cached(nax::bindings{{"batch", 1}}) != nullptr);
+  run(2);  // rebuilt, evicts 1
+  const auto s = ex.stats();
+  CHECK(s.hits == 1);
+  CHECK(s.misses == 4);
+  CHECK(s.total == 4);
+  CHECK(s.evictions == 2);
+  CHECK(s.live == 2);
+  CHECK(s.last_specialization_time.count() > 0);
+}
+
+TEST_CASE("pre-specialization makes the first run a hit") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto ex = g::compile(b, {g::exp(x)});
+  ex.pre_specialize({nax::bindings{{"batch", 1}}, nax::bindings{{"batch", 32}}});
+  CHECK(ex.stats().misses == 2);
+  CHECK(ex.stats().hits == 0);
+  std::mt19937 rng(4);
+  (void)ex.run({reference::random_tensor(concrete(dtype::f32, {{"batch", 32}, {"h", 6}}), rng)});
+  CHECK(ex.stats().hits == 1);
+  CHECK(ex.stats().misses == 2);
+  CHECK_THROWS_WITH_AS(ex.pre_specialize({nax::bindings{{"seq", 3}}}),
+                       "nax::executable::pre_specialize: {seq: 3} does not bind axis 'batch'",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.pre_specialize({nax::bindings{{"batch", 3}, {"seq", 3}}}),
+                       "nax::executable::pre_specialize: {batch: 3, seq: 3} binds axis 'seq', "
+                       "which no input of the graph has",
+                       nax::shape_error);
+}
+
+TEST_CASE("a warm run into given outputs allocates nothing") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto w = b.parameter("w", f32({h, k}));
+  auto y = g::softmax(g::relu(g::dot_general(x, w, {{"h", "h"}})), "k");
+  auto ex = g::compile(b, {g::sum(y, {"k"}), y});
+  std::mt19937 rng(5);
+  const dyn_tensor in[] = {
+      reference::random_tensor(concrete(dtype::f32, {{"batch", 7}, {"h", 6}}), rng),
+      reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
+  dyn_tensor out[] = {dyn_tensor(concrete(dtype::f32, {{"batch", 7}})),
+                      dyn_tensor(concrete(dtype::f32, {{"batch", 7}, {"k", 5}}))};
+  ex.run(in, out);
+  const long before = allocations.load();
+  ex.run(in, out);
+  CHECK(allocations.load() == before);
+  for (std::size_t i = 0; i < 7; ++i) CHECK(out[0].data<float>()[i] == doctest::Approx(1.0));
+}
+
+TEST_CASE("concurrent runs with different bindings give correct results") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto w = b.parameter("w", f32({h, k}));
+  auto y = g::tanh(g::dot_general(x, w, {{"h", "h"}}));
+  const g::value outs[] = {y};
+  auto ex = g::compile(b, outs, {.max_specializations = 3});
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(100 + t));
+      for (int i = 0; i < 60; ++i) {
+        const std::size_t batch = 1 + static_cast<std::size_t>((t + i) % 5);
+        const dyn_tensor in[] = {
+            reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
+            reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
+        const dyn_tensor got = ex.run(in)[0];
+        const reference::dense want = reference::evaluate(b, in)[y.id()];
+        if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+  const auto s = ex.stats();
+  CHECK(s.hits + s.misses == 240);
+  CHECK(s.live <= 3);
+}
+
+TEST_CASE("input errors name the input, the axis and both extents") {
+  g::builder b;
+  auto a = b.parameter("a", f32({"batch", dim::bounded("seq", 8), h}));
+  auto c = b.parameter("c", f32({"batch", h}));
+  auto ex = g::compile(b, {g::sum(a, {"seq"}) + c});
+  auto t = [](std::initializer_list<std::pair<const char*, std::size_t>> dims) {
+    return dyn_tensor(concrete(dtype::f32, dims));
+  };
+  const dyn_tensor a_ok = t({{"batch", 2}, {"seq", 3}, {"h", 6}});
+  CHECK_THROWS_WITH_AS(ex.run({a_ok}),
+                       "nax::executable::run: 1 input given, the graph has 2 (a, c)",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.run({a_ok, t({{"batch", 3}, {"h", 6}})}),
+                       "axis 'batch': input 'c' has 3 but input 'a' has 2", nax::shape_error);
+  CHECK_THROWS_WITH_AS(
+      ex.run({t({{"batch", 2}, {"seq", 9}, {"h", 6}}), t({{"batch", 2}, {"h", 6}})}),
+      "input 'a': axis 'seq': extent 9 exceeds its bound 8", nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.run({a_ok, t({{"batch", 2}, {"h", 7}})}),
+                       "input 'c': dimension 1 (axis 'h') mismatch: pattern has 6, got 7",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.run({a_ok, t({{"batch", 2}})}),
+                       "input 'c': rank mismatch: pattern f32[batch, 6] has rank 2, got f32[2] "
+                       "with rank 1",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.run({a_ok, dyn_tensor(concrete(dtype::f64, {{"batch", 2}, {"h", 6}}))}),
+                       "input 'c': dtype mismatch: pattern f32[batch, 6] is f32, got f64[2, 6]",
+                       nax::shape_error);
+  dyn_tensor wrong_out[] = {t({{"batch", 3}, {"h", 6}})};
+  const dyn_tensor ins[] = {a_ok, t({{"batch", 2}, {"h", 6}})};
+  CHECK_THROWS_WITH_AS(ex.run(ins, wrong_out),
+                       "nax::executable::run: output 0 is f32[batch=3, h=6], the result is "
+                       "f32[batch=2, h=6]",
+                       nax::shape_error);
+}
+
+TEST_CASE("a binding that breaks what shape inference unified is reported at specialization") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto y = b.parameter("y", f32({dim::named("batch", 4), h}));  // batch unified with 4
+  auto ex = g::compile(b, {x + y});
+  CHECK_THROWS_WITH_AS(
+      ex.run({dyn_tensor(concrete(dtype::f32, {{"batch", 5}, {"h", 6}})),
+              dyn_tensor(concrete(dtype::f32, {{"batch", 4}, {"h", 6}}))}),
+      "nax::graph::add: axis 'batch' is 5 in operand 0 but 4 in the result (f32[batch=5, h=6] vs "
+      "f32[batch=4, h=6])",
+      nax::shape_error);
+  CHECK(ex.stats().live == 0);  // nothing half-built is cached
+}
+
+TEST_CASE("a graph without dynamic axes is specialized once, at compile time") {
+  g::builder b;
+  auto x = b.parameter("x", f32({h}));
+  auto ex = g::compile(b, {g::neg(x), x, g::neg(x)});  // an input and a repeat as results
+  CHECK(ex.stats().total == 1);
+  CHECK(ex.program().dynamic_axes.empty());
+  dyn_tensor in(concrete(dtype::f32, {{"h", 6}}));
+  for (std::size_t i = 0; i < 6; ++i) in.data<float>()[i] = static_cast<float>(i);
+  const auto out = ex.run({in});
+  REQUIRE(out.size() == 3);
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(out[0].data<float>()[i] == -static_cast<float>(i));
+    CHECK(out[1].data<float>()[i] == static_cast<float>(i));
+    CHECK(out[2].data<float>()[i] == -static_cast<float>(i));
+  }
+  CHECK_THROWS_WITH_AS(ex.run({dyn_tensor(concrete(dtype::f32, {{"h", 5}}))}),
+                       "input 'x': dimension 0 (axis 'h') mismatch: pattern has 6, got 5",
+                       nax::shape_error);
+}
+
+TEST_CASE("compile drops dead nodes, keeps lifetimes and draws the plan") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto unused = b.parameter("unused", f32({k}));
+  auto dead = g::exp(x);
+  auto t = g::tanh(x);
+  auto y = t * t + 1.0;
+  (void)dead;
+  (void)unused;
+  const g::value outs[] = {y};
+  const g::program p = g::compile_program(b, outs);
+  CHECK(p.num_inputs() == 2);  // every parameter is an input
+  CHECK(p.steps.size() == 3);  // tanh, mul, add: exp is dead
+  const g::program_value& tv = p.values[p.steps[0].result];
+  CHECK(tv.role == g::value_role::intermediate);
+  CHECK(tv.first_step == 0);
+  CHECK(tv.last_step == 1);
+  CHECK(p.values[p.steps[2].result].role == g::value_role::output);
+  const std::string dot = g::to_dot(p);
+  CHECK(dot.find("tanh") != std::string::npos);
+  CHECK(dot.find("exp") == std::string::npos);
+  CHECK(dot.find("label=\"f32[batch, 6]\"") != std::string::npos);
+  CHECK(dot.find("peripheries=2") != std::string::npos);
+  CHECK_THROWS_WITH_AS(g::compile_program(b, {}), "nax::graph::compile: no outputs requested",
+                       nax::shape_error);
+  g::builder u;
+  auto q = u.parameter("q", f32({nax::dynamic, 3}));
+  CHECK_THROWS_WITH_AS(g::compile(u, {g::exp(q)}),
+                       "nax::graph::compile: parameter 'q' (f32[?, 3]): dimension 0 is dynamic "
+                       "without a name; name it (e.g. \"batch\") so that runs can bind its extent",
+                       nax::shape_error);
+}
+
+TEST_CASE("a slice past the end of a dynamic axis is reported when the binding is specialized") {
+  g::builder b;
+  auto x = b.parameter("x", f32({dim::bounded("seq", 16), h}));
+  auto ex = g::compile(b, {g::slice(x, "seq", 2, 8, 3)});
+  std::mt19937 rng(9);
+  const dyn_tensor ok[] = {
+      reference::random_tensor(concrete(dtype::f32, {{"seq", 8}, {"h", 6}}), rng)};
+  const dyn_tensor got = ex.run(ok)[0];
+  REQUIRE(got.extent("seq") == 2);
+  for (std::size_t j = 0; j < 6; ++j) {
+    CHECK(got.data<float>()[j] == ok[0].data<float>()[2 * 6 + j]);
+    CHECK(got.data<float>()[6 + j] == ok[0].data<float>()[5 * 6 + j]);
+  }
+  CHECK_THROWS_WITH_AS(ex.run({dyn_tensor(concrete(dtype::f32, {{"seq", 5}, {"h", 6}}))}),
+                       "nax::graph::slice: stop 8 is past the end of axis 'seq', whose extent is 5 "
+                       "(f32[seq=5, h=6])",
+                       nax::shape_error);
+}

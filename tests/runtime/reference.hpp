@@ -1,0 +1,303 @@
+#pragma once
+// A plain reference for runtime graphs: every node of a builder evaluated in double with scalar
+// index loops (no kernels of nax, no fusion, no memory plan), stored back in the node's dtype.
+
+#include <nax/core/extract_bindings.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace reference {
+
+namespace g = nax::graph;
+
+// A tensor in double with its concrete shape.
+struct dense {
+  nax::shape shape;
+  std::vector<std::size_t> ext;
+  std::vector<double> v;
+
+  std::size_t offset(std::span<const std::size_t> idx) const {
+    std::size_t o = 0;
+    for (std::size_t i = 0; i < ext.size(); ++i) o = o * ext[i] + idx[i];
+    return o;
+  }
+};
+
+// Calls f(idx) for every index of `ext` in row-major order.
+template <class F>
+void for_each_index(const std::vector<std::size_t>& ext, F f) {
+  std::vector<std::size_t> idx(ext.size(), 0);
+  for (std::size_t e : ext)
+    if (e == 0) return;
+  while (true) {
+    f(std::span<const std::size_t>(idx));
+    std::size_t i = ext.size();
+    while (i > 0) {
+      if (++idx[i - 1] < ext[i - 1]) break;
+      idx[--i] = 0;
+    }
+    if (i == 0) return;
+  }
+}
+
+template <class T>
+double read(const nax::dyn_tensor& t, std::size_t i) {
+  return static_cast<double>(static_cast<const T*>(t.data())[i]);
+}
+
+inline double read_any(const nax::dyn_tensor& t, std::size_t i) {
+  switch (t.dtype()) {
+    case nax::dtype::f32: return read<float>(t, i);
+    case nax::dtype::f64: return read<double>(t, i);
+    case nax::dtype::i32: return read<std::int32_t>(t, i);
+    case nax::dtype::i64: return read<std::int64_t>(t, i);
+    case nax::dtype::u8:
+    case nax::dtype::boolean: return read<std::uint8_t>(t, i);
+  }
+  return 0;
+}
+
+inline dense from_tensor(const nax::dyn_tensor& t) {
+  dense d{t.shape(), {}, {}};
+  for (const nax::dim& x : t.shape().dims()) d.ext.push_back(x.extent());
+  d.v.resize(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) d.v[i] = read_any(t, i);
+  return d;
+}
+
+// The index into operand `in` of result index `idx`, broadcast as the builder does it.
+inline std::vector<std::size_t> operand_index(const nax::shape& in, const nax::shape& out,
+                                              std::span<const std::size_t> idx) {
+  std::vector<std::size_t> r;
+  const bool by_name = g::detail::all_named(in) && g::detail::all_named(out);
+  for (std::size_t i = 0; i < in.rank(); ++i)
+    r.push_back(idx[by_name ? *out.index_of(in[i].name().view()) : i]);
+  return r;
+}
+
+inline double apply(std::size_t op, std::span<const double> a) {
+  return g::with_elementwise_op(op, [&](auto o) -> double {
+    using Op = decltype(o);
+    if constexpr (std::is_same_v<Op, nax::ops::where>)
+      return a[0] != 0 ? a[1] : a[2];
+    else if constexpr (requires { Op::apply(0.0); })
+      return static_cast<double>(Op::apply(a[0]));
+    else
+      return static_cast<double>(Op::apply(a[0], a[1]));
+  });
+}
+
+// Evaluates every node up to the outputs; inputs in parameter order.
+inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn_tensor> inputs) {
+  std::vector<dense> vals(b.size());
+  std::vector<nax::binding_source> sources;
+  std::size_t k = 0;
+  for (const g::node& n : b.nodes())
+    if (n.kind == g::op_kind::parameter) {
+      sources.push_back({n.name, n.shape, inputs[k].shape()});
+      ++k;
+    }
+  const nax::bindings binds = nax::extract_bindings(sources);
+  k = 0;
+  for (std::size_t id = 0; id < b.size(); ++id) {
+    const g::node& n = b.at(static_cast<g::node_id>(id));
+    dense& out = vals[id];
+    out.shape = n.shape.resolve(binds);
+    for (const nax::dim& x : out.shape.dims()) out.ext.push_back(x.extent());
+    std::size_t count = 1;
+    for (std::size_t e : out.ext) count *= e;
+    out.v.assign(count, 0.0);
+    auto arg = [&](std::size_t i) -> const dense& { return vals[n.inputs[i]]; };
+    switch (n.kind) {
+      case g::op_kind::parameter: out = from_tensor(inputs[k++]); break;
+      case g::op_kind::constant: out.v[0] = n.scalar; break;
+      case g::op_kind::elementwise:
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<double> a;
+          for (std::size_t i = 0; i < n.inputs.size(); ++i)
+            a.push_back(arg(i).v[arg(i).offset(operand_index(arg(i).shape, out.shape, idx))]);
+          out.v[out.offset(idx)] = reference::apply(n.code, a);
+        });
+        break;
+      case g::op_kind::reduce: {
+        const dense& x = arg(0);
+        std::vector<bool> reduced(x.ext.size(), false);
+        for (std::int32_t a : n.ints) reduced[static_cast<std::size_t>(a)] = true;
+        const auto kind = static_cast<g::reduce_kind>(n.code);
+        std::vector<double> acc(count, kind == g::reduce_kind::max   ? -INFINITY
+                                       : kind == g::reduce_kind::min ? INFINITY
+                                                                     : 0.0);
+        std::size_t per = 1;
+        for (std::size_t i = 0; i < x.ext.size(); ++i)
+          if (reduced[i]) per *= x.ext[i];
+        for_each_index(x.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> kept;
+          for (std::size_t i = 0; i < idx.size(); ++i)
+            if (!reduced[i]) kept.push_back(idx[i]);
+          double& a = acc[out.offset(kept)];
+          const double xv = x.v[x.offset(idx)];
+          if (kind == g::reduce_kind::max)
+            a = std::max(a, xv);
+          else if (kind == g::reduce_kind::min)
+            a = std::min(a, xv);
+          else
+            a += xv;
+        });
+        if (kind == g::reduce_kind::mean)
+          for (double& a : acc) a /= static_cast<double>(per);
+        out.v = acc;
+        break;
+      }
+      case g::op_kind::dot_general: {
+        const dense &a = arg(0), &c = arg(1);
+        const auto nc = static_cast<std::size_t>(n.ints[0]);
+        const auto nb = static_cast<std::size_t>(n.ints[1 + 2 * nc]);
+        std::vector<int> a_role(a.ext.size(), -1), c_role(c.ext.size(), -1);
+        std::vector<std::size_t> con_ext;
+        for (std::size_t i = 0; i < nc; ++i) {
+          a_role[static_cast<std::size_t>(n.ints[1 + 2 * i])] = static_cast<int>(i);
+          c_role[static_cast<std::size_t>(n.ints[2 + 2 * i])] = static_cast<int>(i);
+          con_ext.push_back(a.ext[static_cast<std::size_t>(n.ints[1 + 2 * i])]);
+        }
+        std::vector<std::size_t> a_batch, c_batch;
+        for (std::size_t i = 0; i < nb; ++i) {
+          a_batch.push_back(static_cast<std::size_t>(n.ints[2 + 2 * nc + 2 * i]));
+          c_batch.push_back(static_cast<std::size_t>(n.ints[3 + 2 * nc + 2 * i]));
+          a_role[a_batch.back()] = -2;
+          c_role[c_batch.back()] = -2;
+        }
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          // Result axes: batch, a's free, c's free.
+          std::vector<std::size_t> ai(a.ext.size()), ci(c.ext.size());
+          std::size_t r = 0;
+          for (std::size_t i = 0; i < nb; ++i, ++r) ai[a_batch[i]] = ci[c_batch[i]] = idx[r];
+          for (std::size_t i = 0; i < a.ext.size(); ++i)
+            if (a_role[i] == -1) ai[i] = idx[r++];
+          for (std::size_t i = 0; i < c.ext.size(); ++i)
+            if (c_role[i] == -1) ci[i] = idx[r++];
+          double sum = 0;
+          for_each_index(con_ext, [&](std::span<const std::size_t> kk) {
+            for (std::size_t i = 0; i < a.ext.size(); ++i)
+              if (a_role[i] >= 0) ai[i] = kk[static_cast<std::size_t>(a_role[i])];
+            for (std::size_t i = 0; i < c.ext.size(); ++i)
+              if (c_role[i] >= 0) ci[i] = kk[static_cast<std::size_t>(c_role[i])];
+            sum += a.v[a.offset(ai)] * c.v[c.offset(ci)];
+          });
+          out.v[out.offset(idx)] = sum;
+        });
+        break;
+      }
+      case g::op_kind::transpose:
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> src(idx.size());
+          for (std::size_t i = 0; i < idx.size(); ++i)
+            src[static_cast<std::size_t>(n.ints[i])] = idx[i];
+          out.v[out.offset(idx)] = arg(0).v[arg(0).offset(src)];
+        });
+        break;
+      case g::op_kind::softmax:
+      case g::op_kind::layer_norm: {
+        const dense& x = arg(0);
+        const auto axis = static_cast<std::size_t>(n.ints[0]);
+        std::vector<std::size_t> outer = x.ext;
+        outer[axis] = 1;
+        for_each_index(outer, [&](std::span<const std::size_t> base) {
+          std::vector<std::size_t> idx(base.begin(), base.end());
+          const std::size_t len = x.ext[axis];
+          std::vector<double> row(len);
+          for (std::size_t j = 0; j < len; ++j) {
+            idx[axis] = j;
+            row[j] = x.v[x.offset(idx)];
+          }
+          if (n.kind == g::op_kind::softmax) {
+            double mx = -INFINITY, s = 0;
+            for (double r : row) mx = std::max(mx, r);
+            for (double& r : row) s += (r = std::exp(r - mx));
+            for (double& r : row) r /= s;
+          } else {
+            double mean = 0, var = 0;
+            for (double r : row) mean += r;
+            mean /= static_cast<double>(len);
+            for (double r : row) var += (r - mean) * (r - mean);
+            var /= static_cast<double>(len);
+            for (std::size_t j = 0; j < len; ++j)
+              row[j] = (row[j] - mean) / std::sqrt(var + n.scalar) * arg(1).v[j] + arg(2).v[j];
+          }
+          for (std::size_t j = 0; j < len; ++j) {
+            idx[axis] = j;
+            out.v[out.offset(idx)] = row[j];
+          }
+        });
+        break;
+      }
+      case g::op_kind::reshape: out.v = arg(0).v; break;
+      case g::op_kind::broadcast:
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          const dense& x = arg(0);
+          std::vector<std::size_t> src(x.ext.size());
+          for (std::size_t i = 0; i < src.size(); ++i)
+            src[i] = x.ext[i] == 1 ? 0 : idx[static_cast<std::size_t>(n.ints[i])];
+          out.v[out.offset(idx)] = x.v[x.offset(src)];
+        });
+        break;
+      case g::op_kind::slice:
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> src(idx.begin(), idx.end());
+          const auto axis = static_cast<std::size_t>(n.ints[0]);
+          src[axis] =
+              static_cast<std::size_t>(n.ints[1]) + idx[axis] * static_cast<std::size_t>(n.ints[3]);
+          out.v[out.offset(idx)] = arg(0).v[arg(0).offset(src)];
+        });
+        break;
+      case g::op_kind::concat: {
+        const auto axis = static_cast<std::size_t>(n.ints[0]);
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+          const dense& x = arg(i);
+          for_each_index(x.ext, [&](std::span<const std::size_t> idx) {
+            std::vector<std::size_t> dst(idx.begin(), idx.end());
+            dst[axis] += at;
+            out.v[out.offset(dst)] = x.v[x.offset(idx)];
+          });
+          at += x.ext[axis];
+        }
+        break;
+      }
+      default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind)));
+    }
+  }
+  return vals;
+}
+
+// Deterministic values in [lo, hi] for a float tensor.
+inline nax::dyn_tensor random_tensor(nax::shape s, std::mt19937& rng, double lo = -1,
+                                     double hi = 1) {
+  nax::dyn_tensor t(std::move(s));
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t.dtype() == nax::dtype::f32)
+      static_cast<float*>(t.data())[i] = static_cast<float>(u(rng));
+    else
+      static_cast<double*>(t.data())[i] = u(rng);
+  }
+  return t;
+}
+
+// Largest |got - want| / (1 + |want|).
+inline double max_error(const nax::dyn_tensor& got, const dense& want) {
+  double e = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    e = std::max(e, std::abs(read_any(got, i) - want.v[i]) / (1 + std::abs(want.v[i])));
+  return e;
+}
+
+}  // namespace reference
