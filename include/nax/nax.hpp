@@ -20,11 +20,11 @@
 #include <nax/graph/ops.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/io/print.hpp>
-#include <nax/kernels/gemm.hpp>
-#include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/elementwise_ops.hpp>
+#include <nax/kernels/gemm.hpp>
+#include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
 #include <nax/kernels/reduce.hpp>
 #include <nax/kernels/reduce_kind.hpp>

@@ -494,7 +494,7 @@ inline value builder::layer_norm(value x, value gamma, value beta, axis_ref axis
 }
 
 inline value builder::external(std::shared_ptr<const runtime::external_kernel> kernel,
-                              std::span<const value> args, nax::shape result) {
+                               std::span<const value> args, nax::shape result) {
   if (!kernel) nax::detail::throw_shape_error("nax::graph::external: no kernel");
   node n;
   n.kind = op_kind::external;

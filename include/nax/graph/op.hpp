@@ -38,8 +38,8 @@ enum class op_kind : std::uint8_t {
   external,     // node::kernel computes it (nax::jit's fused expressions); inputs: its operands
 };
 
-using kernels::reduce_kind;
 using kernels::name;
+using kernels::reduce_kind;
 
 inline std::string_view name(op_kind k) {
   switch (k) {
