@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""PyTorch peer of nax's benchmarks (bench/elementwise.cpp, rowops.cpp, reduce.cpp, gemm.cpp).
+"""PyTorch peer of nax's benchmarks (bench/elementwise.cpp, rowops.cpp, reduce.cpp, gemm.cpp,
+jit.cpp).
 
 The C++ benchmark starts this script once (under the Python that has torch: Debian's
 python3-torch runs under /usr/bin/python3) and drives it over stdin/stdout, one command per
@@ -18,7 +19,8 @@ Commands:
   quit
 Ops: chain_plain, chain_tanh (x, a, b, c), softmax (x), layer_norm (x, gamma, beta, eps),
 sum_inner, sum_outer (x: [rows, cols]); mm (a: [m, k], b: [k, n], or [batch, m, k] and
-[batch, k, n]: torch.mm, torch.bmm).
+[batch, k, n]: torch.mm, torch.bmm); mlp (x: [batch, 768], w1t, b1, w2t, b2, gamma, beta,
+eps: layer_norm(linear(gelu(linear(x, w1t, b1)), w2t, b2) + x)).
 """
 
 import ctypes
@@ -65,6 +67,15 @@ def op_function(name):
         return lambda: torch.sum(x, dim=1)
     if name == "sum_outer":
         return lambda: torch.sum(x, dim=0)
+    if name == "mlp":
+        # x: [batch, 768]; w1t: [3072, 768] and w2t: [768, 3072] (torch's [out, in] layout),
+        # b1, b2, gamma, beta; eps.
+        F = torch.nn.functional
+        w1, b1, w2, b2 = tensors["w1t"], tensors["b1"], tensors["w2t"], tensors["b2"]
+        gamma, beta, eps = tensors["gamma"], tensors["beta"], params["eps"]
+        shape = (x.shape[-1],)
+        return lambda: F.layer_norm(
+            F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2) + x, shape, gamma, beta, eps)
     if name == "mm":
         a, b = tensors["a"], tensors["b"]
         return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))

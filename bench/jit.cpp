@@ -1,0 +1,987 @@
+// The two-level JIT (nax::graph::compile -> nax::executable): what a run costs beyond its
+// kernels, what compiling and specializing cost, the memory plan against power-of-two pools, and
+// an MLP block against the same model hand-written on OpenBLAS and against PyTorch eager.
+//
+//   hit        cache-hit overhead of run(inputs, outputs): x[batch, seq, 16] + y[batch, 16] +
+//              z[seq, 16] on tiny tensors, the full run against its kernels called directly
+//   specialize level 1 (builder, compile_program) and level 2 (runtime::specialize) of a
+//              ~1000-node chain of dot_general, elementwise, softmax and layer_norm, [batch, 64]
+//   dispatch   a chain of N (--n, default 1000) elementwise steps on 4-element tensors: run / N
+//   memory     arena vs live peak vs power-of-two pools, MLP and transformer-ish blocks, batch
+//              1 to 512
+//   mlp        x[batch, 768] -> dot w1 + b1 -> gelu -> dot w2 + b2 -> + x -> layer_norm,
+//              against cblas_sgemm + hand loops and PyTorch eager; batch 1, 8, 64, 256; 1 and 2
+//              threads
+//   recompile  compile_program + specialize per new batch size vs specialize vs a cache hit
+//
+//   bench_jit [--reps N] [--threads 1,2] [--ops hit,specialize,dispatch,memory,mlp,recompile]
+//             [--n steps] [--profile specialize|hit|hit-kernels]
+//
+// nax::jit's MLP row is built with -DNAX_BENCH_JIT=1 (see below). Single-threaded sections are
+// best run pinned (taskset -c 1); bench/RESULTS.md has the commands and a run.
+#include "harness.hpp"  // first: nax, then the peers (see there)
+
+#include <atomic>
+#include <cerrno>
+#include <memory>
+#include <new>
+
+#include <nax/graph/ops.hpp>
+#include <nax/runtime/executable.hpp>
+
+// nax::jit, the typed front end: its row with -DNAX_BENCH_JIT=1. (Off by default: when this
+// benchmark was written, <nax/runtime/jit.hpp> did not compile together with <nax/nax.hpp>.)
+#ifndef NAX_BENCH_JIT
+#define NAX_BENCH_JIT 0
+#endif
+#if NAX_BENCH_JIT
+#include <nax/runtime/jit.hpp>
+#endif
+
+#if NAX_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+// --- counting allocator ------------------------------------------------------------------------
+// Every global operator new of this program goes through these (the array and nothrow forms call
+// them), so g_allocations counts heap allocations. A relaxed load and store, not an atomic
+// increment (a locked instruction per allocation would slow what is timed): exact on one thread,
+// which is where the counts are taken. noinline: see bench/bindings.cpp (g++ 12
+// -Wmismatched-new-delete).
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+}
+
+[[gnu::noinline]] void* operator new(std::size_t size) {
+  g_allocations.store(g_allocations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void* operator new(std::size_t size, std::align_val_t align) {
+  g_allocations.store(g_allocations.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const auto a = static_cast<std::size_t>(align);
+  if (void* p = std::aligned_alloc(a, (std::max<std::size_t>(size, 1) + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+
+namespace {
+
+namespace g = nax::graph;
+using nax::dim;
+using nax::dtype;
+using nax::dyn_tensor;
+using nax::shape;
+
+shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims); }
+
+bool wanted(const options& o, const char* section) {
+  return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), section) != o.ops.end();
+}
+
+// A variant timing `body` on this thread, `calls` calls back to back.
+template <class F>
+variant local(std::string name, kind role, F body, std::function<std::string()> verify = {}) {
+  variant v;
+  v.name = std::move(name);
+  v.threads = "1";
+  v.role = role;
+  v.time_calls = [body](std::size_t calls) mutable {
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < calls; ++i) body();
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+  };
+  v.verify = verify ? std::move(verify) : [] { return std::string(); };
+  return v;
+}
+
+template <class F>
+double allocations_per_call(F&& body, std::size_t calls = 1000) {
+  const std::uint64_t before = g_allocations.load();
+  for (std::size_t i = 0; i < calls; ++i) body();
+  return static_cast<double>(g_allocations.load() - before) / static_cast<double>(calls);
+}
+
+// Random inputs for every parameter of `p` at binding `b`, values uniform in [-scale, scale].
+std::vector<dyn_tensor> random_inputs(const g::program& p, const nax::bindings& b,
+                                      std::mt19937& rng, float scale = 1.0f) {
+  std::vector<dyn_tensor> in;
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  for (std::size_t k = 0; k < p.num_inputs(); ++k) {
+    in.emplace_back(p.values[k].shape.resolve(b));
+    float* d = in.back().data<float>();
+    for (std::size_t i = 0; i < in.back().size(); ++i) d[i] = dist(rng);
+  }
+  return in;
+}
+
+// The result tensors of `ex` at binding `b` (specializing it if needed).
+std::vector<dyn_tensor> make_outputs(nax::executable& ex, const nax::bindings& b) {
+  ex.pre_specialize({b});
+  const auto s = ex.cached(b);
+  std::vector<dyn_tensor> out;
+  for (g::value_index v : ex.program().outputs) out.emplace_back(s->shapes[v]);
+  return out;
+}
+
+// A specialization's steps called directly, with the value table run() would build: the kernels
+// alone, without binding extraction, cache lookup, arena lease or output checks.
+struct direct_kernels {
+  std::shared_ptr<const nax::runtime::specialization> s;
+  std::vector<void*> values;
+  std::unique_ptr<std::byte, nax::runtime::arena::aligned_delete> arena;
+
+  direct_kernels(const nax::executable& ex, const nax::bindings& b,
+                 std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs)
+      : s(ex.cached(b)) {
+    const g::program& p = ex.program();
+    if (!s) fail("direct_kernels: binding not cached");
+    arena.reset(static_cast<std::byte*>(
+        ::operator new (std::max<std::size_t>(s->arena_bytes, 64), std::align_val_t{64})));
+    values.assign(p.values.size(), nullptr);
+    for (std::size_t v = 0; v < p.values.size(); ++v) {
+      const g::program_value& pv = p.values[v];
+      switch (pv.role) {
+        case g::value_role::input: values[v] = const_cast<void*>(inputs[pv.index].data()); break;
+        case g::value_role::constant:
+          values[v] = const_cast<std::uint64_t*>(&s->constants[v]);
+          break;
+        case g::value_role::intermediate: values[v] = arena.get() + s->offsets[v]; break;
+        case g::value_role::output: values[v] = outputs[pv.index].data(); break;
+      }
+    }
+  }
+  void run() const {
+    for (const auto& k : s->kernels) k->run(values.data(), arena.get());
+  }
+};
+
+// --- 1. cache-hit overhead ----------------------------------------------------------------------
+
+void section_hit(const options& o) {
+  std::printf("\n## 1. cache-hit overhead of run(inputs, outputs), 1 thread\n\n");
+  nax::set_num_threads(1);
+  const dim c = dim::named("c", 16);
+  // The dynamic graph: out = (x + y) + z over [batch, seq, c].
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", "seq", c}));
+  auto y = b.parameter("y", f32({"batch", c}));
+  auto z = b.parameter("z", f32({"seq", c}));
+  auto out = (x + y) + z;
+  auto ex = g::compile(b, {out}, {.max_specializations = 64});
+  // The same graph with every extent static: no binding extraction, no cache.
+  const std::size_t nb = 2, ns = 3;
+  const dim sb = dim::named("batch", nb), ss = dim::named("seq", ns);
+  g::builder bs;
+  auto xs = bs.parameter("x", f32({sb, ss, c}));
+  auto ys = bs.parameter("y", f32({sb, c}));
+  auto zs = bs.parameter("z", f32({ss, c}));
+  auto fixed = g::compile(bs, {(xs + ys) + zs});
+
+  const nax::bindings bind{{"batch", nb}, {"seq", ns}};
+  std::mt19937 rng(7);
+  const std::vector<dyn_tensor> in = random_inputs(ex.program(), bind, rng);
+  std::vector<dyn_tensor> res = make_outputs(ex, bind), res_fixed = make_outputs(fixed, {});
+  std::vector<dyn_tensor> res_direct = make_outputs(ex, bind);
+  // Fill the cache with 15 other bindings, so the lookup is not in a one-entry map.
+  for (std::size_t bb = 1; bb <= 4; ++bb)
+    for (std::size_t sq = 4; sq <= 7; ++sq)
+      if (!(bb == nb && sq == ns)) ex.pre_specialize({nax::bindings{{"batch", bb}, {"seq", sq}}});
+  const direct_kernels direct(ex, bind, in, res_direct);
+
+  // The pieces of the hit path, called as run() calls them.
+  const g::program& p = ex.program();
+  const std::span<const dyn_tensor> ins(in);
+  nax::bindings scratch;
+  auto extract = [&] {
+    const nax::binding_source src[] = {{p.input_names[0], p.values[0].shape, ins[0].shape()},
+                                       {p.input_names[1], p.values[1].shape, ins[1].shape()},
+                                       {p.input_names[2], p.values[2].shape, ins[2].shape()}};
+    nax::extract_bindings(src, scratch);
+  };
+
+  if (o.profile == "hit" || o.profile == "hit-kernels") {  // for perf: ~5 s of runs
+    const bool kernels = o.profile == "hit-kernels";
+    const auto t0 = clock_type::now();
+    std::size_t calls = 0;
+    while (std::chrono::duration<double>(clock_type::now() - t0).count() < 5) {
+      for (int i = 0; i < 1000; ++i) {
+        if (kernels)
+          direct.run();
+        else
+          ex.run(ins, res);
+      }
+      calls += 1000;
+    }
+    std::printf("profile: %zu runs, %.1f ns each\n", calls,
+                std::chrono::duration<double>(clock_type::now() - t0).count() * 1e9 /
+                    static_cast<double>(calls));
+    return;
+  }
+  std::vector<variant> vs;
+  vs.push_back(local("run(inputs, outputs)", kind::nax, [&] {
+    do_not_optimize(in);
+    ex.run(ins, res);
+    do_not_optimize(res[0]);
+  }));
+  vs.push_back(local("kernels alone (2 steps called directly)", kind::limit, [&] {
+    do_not_optimize(in);
+    direct.run();
+    do_not_optimize(res_direct[0]);
+  }));
+  vs.push_back(local("run, same graph all static (no bindings, no cache)", kind::baseline, [&] {
+    do_not_optimize(in);
+    fixed.run(ins, res_fixed);
+    do_not_optimize(res_fixed[0]);
+  }));
+  vs.push_back(local("extract_bindings (3 inputs)", kind::baseline, [&] {
+    do_not_optimize(in);
+    extract();
+    do_not_optimize(scratch);
+  }));
+  vs.push_back(local("extract_bindings + binding_key", kind::baseline, [&] {
+    do_not_optimize(in);
+    extract();
+    nax::binding_key key(scratch);
+    do_not_optimize(key);
+  }));
+  vs.push_back(local("pre_specialize(binding) (key, lock, LRU hit)", kind::baseline, [&] {
+    do_not_optimize(bind);
+    ex.pre_specialize({bind});
+  }));
+  measure(vs, 3 * o.reps, 0.003, false);  // short batches: fewer preempted
+  std::string problem =
+      compare(res[0].data<float>(), res_direct[0].data<float>(), res[0].size(), 0, 1);
+  if (!problem.empty()) fail("hit: run and kernels disagree: " + problem);
+  problem = compare(res_fixed[0].data<float>(), res_direct[0].data<float>(), res[0].size(), 0, 1);
+  if (!problem.empty()) fail("hit: static graph disagrees: " + problem);
+
+  std::printf(
+      "graph: out = (x + y) + z, x f32[batch, seq, 16], y f32[batch, 16], "
+      "z f32[seq, 16]; binding {batch: %zu, seq: %zu}; 16 bindings cached\n\n",
+      nb, ns);
+  std::printf(
+      "| what | ns/call median | ns/call best | allocs/call |\n| --- | ---: | ---: | ---: |\n");
+  const double allocs[] = {allocations_per_call([&] { ex.run(ins, res); }),
+                           allocations_per_call([&] { direct.run(); }),
+                           allocations_per_call([&] { fixed.run(ins, res_fixed); }),
+                           allocations_per_call(extract),
+                           allocations_per_call([&] {
+                             extract();
+                             nax::binding_key key(scratch);
+                             do_not_optimize(key);
+                           }),
+                           allocations_per_call([&] { ex.pre_specialize({bind}); })};
+  for (std::size_t i = 0; i < vs.size(); ++i)
+    std::printf("| %s | %.1f | %.1f | %.2f |\n", vs[i].name.c_str(), vs[i].median * 1e9,
+                vs[i].best * 1e9, allocs[i]);
+  const double overhead = (vs[0].median - vs[1].median) * 1e9;
+  const double overhead_fixed = (vs[2].median - vs[1].median) * 1e9;
+  std::printf(
+      "\nhit overhead = run - kernels alone: %.1f ns/call (target < 100 ns: %s); "
+      "static graph: %.1f ns/call\n",
+      overhead, overhead < 100 ? "met" : "MISSED", overhead_fixed);
+  const auto st = ex.stats();
+  std::printf("stats: hits %zu, misses %zu, live %zu\n", st.hits, st.misses, st.live);
+}
+
+// --- 2. level 1 and level 2 of a 1000-node graph ------------------------------------------------
+
+// A chain of residual blocks over x[batch, h = 64] until the builder holds `nodes` nodes:
+// u = gelu(dot(h, a_i) + c), h = layer_norm((dot(u, b_i) + d) * 0.5 + h), every other block
+// followed by a softmax over h (a_i: [h, k = 64], b_i: [k, h]).
+g::value build_chain(g::builder& b, std::size_t nodes) {
+  const dim hd = dim::named("h", 64), kd = dim::named("k", 64);
+  auto x = b.parameter("x", f32({"batch", hd}));
+  std::vector<g::value> wa, wb;
+  for (int i = 0; i < 4; ++i) {
+    wa.push_back(b.parameter("a" + std::to_string(i), f32({hd, kd})));
+    wb.push_back(b.parameter("b" + std::to_string(i), f32({kd, hd})));
+  }
+  auto c = b.parameter("c", f32({kd}));
+  auto d = b.parameter("d", f32({hd}));
+  auto gamma = b.parameter("gamma", f32({hd}));
+  auto beta = b.parameter("beta", f32({hd}));
+  g::value h = x;
+  for (std::size_t i = 0; b.nodes().size() < nodes; ++i) {
+    const g::value u = g::gelu(g::dot_general(h, wa[i % 4], {{"h", "h"}}) + c);
+    h = g::layer_norm((g::dot_general(u, wb[i % 4], {{"k", "k"}}) + d) * 0.5 + h, gamma, beta, "h");
+    if (i % 2 == 1) h = g::softmax(h, "h");
+  }
+  return h;
+}
+
+// A variant timing `calls` calls of make() one by one, each result destroyed after its clock
+// stops (so the heap is reused as in a long-running process, and destruction is not timed).
+template <class Make>
+variant one_by_one(std::string name, Make make) {
+  variant v;
+  v.name = std::move(name);
+  v.threads = "1";
+  v.role = kind::nax;
+  v.time_calls = [make](std::size_t calls) mutable {
+    double total = 0;
+    for (std::size_t i = 0; i < calls; ++i) {
+      const auto t0 = clock_type::now();
+      auto r = make();
+      total += std::chrono::duration<double>(clock_type::now() - t0).count();
+      do_not_optimize(r);
+    }
+    return total;
+  };
+  v.verify = [] { return std::string(); };
+  return v;
+}
+
+void section_specialize(const options& o) {
+  std::printf("\n## 2. level 1 and level 2 of a ~1000-node graph, 1 thread\n\n");
+  nax::set_num_threads(1);
+  constexpr std::size_t target_nodes = 1000;
+  g::builder b0;
+  const g::value out0 = build_chain(b0, target_nodes);
+  const g::program p0 = g::compile_program(b0, std::span<const g::value>(&out0, 1));
+  const nax::bindings bind{{"batch", 32}};
+  std::size_t kinds[16] = {};
+  for (const auto& s : p0.steps) ++kinds[static_cast<std::size_t>(s.kind) % 16];
+  std::printf(
+      "graph: %zu builder nodes (%zu parameters), program: %zu values, %zu steps "
+      "(dot_general %zu, elementwise %zu, layer_norm %zu, softmax %zu); binding "
+      "{batch: 32}\n\n",
+      b0.nodes().size(), p0.num_inputs(), p0.values.size(), p0.steps.size(),
+      kinds[static_cast<std::size_t>(g::op_kind::dot_general)],
+      kinds[static_cast<std::size_t>(g::op_kind::elementwise)],
+      kinds[static_cast<std::size_t>(g::op_kind::layer_norm)],
+      kinds[static_cast<std::size_t>(g::op_kind::softmax)]);
+
+  if (o.profile == "specialize") {  // for perf: specialize only, ~5 s
+    const auto t0 = clock_type::now();
+    std::size_t calls = 0;
+    while (std::chrono::duration<double>(clock_type::now() - t0).count() < 5) {
+      do_not_optimize(nax::runtime::specialize(p0, bind));
+      ++calls;
+    }
+    std::printf("profile: %zu specializations\n", calls);
+    return;
+  }
+  std::vector<variant> vs;
+  vs.push_back(one_by_one("level 1a: builder construction (shape inference, CSE)", [] {
+    auto b = std::make_unique<g::builder>();
+    do_not_optimize(build_chain(*b, target_nodes));
+    return b;
+  }));
+  vs.push_back(one_by_one("level 1b: compile_program", [&] {
+    return g::compile_program(b0, std::span<const g::value>(&out0, 1));
+  }));
+  vs.push_back(one_by_one("level 2: runtime::specialize",
+                          [&] { return nax::runtime::specialize(p0, bind); }));
+  measure(vs, o.reps, 0.03, false);
+  const double allocs_spec =
+      allocations_per_call([&] { do_not_optimize(nax::runtime::specialize(p0, bind)); }, 20);
+  const double allocs_prog = allocations_per_call(
+      [&] { do_not_optimize(g::compile_program(b0, std::span<const g::value>(&out0, 1))); }, 20);
+  const double allocs_build = allocations_per_call(
+      [&] {
+        g::builder b;
+        do_not_optimize(build_chain(b, target_nodes));
+      },
+      20);
+  const double targets[] = {0, 20e-3, 100e-6};
+  const double allocs[] = {allocs_build, allocs_prog, allocs_spec};
+  std::printf(
+      "| what | median | best | per step | allocs/call | target |\n"
+      "| --- | ---: | ---: | ---: | ---: | --- |\n");
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    std::string target = "-";
+    if (i == 2) target = vs[i].median < targets[2] ? "< 100 us: met" : "< 100 us: MISSED";
+    std::printf("| %s | %.1f us | %.1f us | %.0f ns | %.0f | %s |\n", vs[i].name.c_str(),
+                vs[i].median * 1e6, vs[i].best * 1e6,
+                vs[i].median * 1e9 / static_cast<double>(p0.steps.size()), allocs[i],
+                target.c_str());
+  }
+  const double level1 = vs[0].median + vs[1].median;
+  std::printf("\nlevel 1 (builder + compile_program): %.2f ms (target < 20 ms: %s)\n", level1 * 1e3,
+              level1 < 20e-3 ? "met" : "MISSED");
+}
+
+// --- 3. per-step dispatch -----------------------------------------------------------------------
+
+void section_dispatch(const options& o) {
+  const std::size_t steps = o.n ? o.n : 1000;
+  std::printf(
+      "\n## 3. per-step dispatch: a chain of %zu elementwise steps on 4-element "
+      "tensors, 1 thread\n\n",
+      steps);
+  nax::set_num_threads(1);
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", 4}));
+  auto a = b.parameter("a", f32({"batch", 4}));
+  auto c = b.parameter("c", f32({"batch", 4}));
+  g::value h = x;
+  for (std::size_t i = 0; i < steps; ++i) h = i % 2 ? h + c : h * a;
+  auto ex = g::compile(b, {h});
+  const nax::bindings bind{{"batch", 1}};
+  std::mt19937 rng(3);
+  std::vector<dyn_tensor> in = random_inputs(ex.program(), bind, rng);
+  for (std::size_t k = 0; k < 4; ++k) {
+    in[1].data<float>()[k] = 0.5f + 0.1f * float(k);
+    in[2].data<float>()[k] = 0.25f * float(k);
+  }
+  std::vector<dyn_tensor> res = make_outputs(ex, bind), res_direct = make_outputs(ex, bind);
+  const direct_kernels direct(ex, bind, in, res_direct);
+  const float* xp = in[0].data<float>();
+  const float* ap = in[1].data<float>();
+  const float* cp = in[2].data<float>();
+  float hand[4];
+  // The limit: the same chain as a hand-written loop, 4 floats in registers.
+  auto hand_chain = [&] {
+    float t[4];
+    for (int k = 0; k < 4; ++k) t[k] = xp[k];
+    for (std::size_t i = 0; i < steps; ++i)
+      for (int k = 0; k < 4; ++k) t[k] = i % 2 ? t[k] + cp[k] : t[k] * ap[k];
+    std::memcpy(hand, t, sizeof t);
+  };
+  const std::span<const dyn_tensor> ins(in);
+  std::vector<variant> vs;
+  vs.push_back(local("run(inputs, outputs)", kind::nax, [&] {
+    do_not_optimize(in);
+    ex.run(ins, res);
+    do_not_optimize(res[0]);
+  }));
+  vs.push_back(local("kernels alone (steps called directly)", kind::baseline, [&] {
+    do_not_optimize(in);
+    direct.run();
+    do_not_optimize(res_direct[0]);
+  }));
+  vs.push_back(local("hand-written loop (the limit)", kind::limit, [&] {
+    do_not_optimize(in);
+    hand_chain();
+    do_not_optimize(hand);
+  }));
+  measure(vs, 3 * o.reps, 0.003, false);
+  std::string problem = compare(res[0].data<float>(), hand, 4, 1e-5, 1e-3);
+  if (!problem.empty()) fail("dispatch: run disagrees with the hand loop: " + problem);
+  std::printf(
+      "| what | us/run median | ns/step median | ns/step best | allocs/run |\n"
+      "| --- | ---: | ---: | ---: | ---: |\n");
+  const double allocs[] = {allocations_per_call([&] { ex.run(ins, res); }, 100),
+                           allocations_per_call([&] { direct.run(); }, 100), 0.0};
+  const double n = static_cast<double>(steps);
+  for (std::size_t i = 0; i < vs.size(); ++i)
+    std::printf("| %s | %.2f | %.1f | %.1f | %.2f |\n", vs[i].name.c_str(), vs[i].median * 1e6,
+                vs[i].median * 1e9 / n, vs[i].best * 1e9 / n, allocs[i]);
+  const double per_step = vs[0].median * 1e9 / n;
+  std::printf("\nper-step cost of run: %.1f ns (target < 50 ns: %s); arena %zu bytes\n", per_step,
+              per_step < 50 ? "met" : "MISSED", ex.cached(bind)->arena_bytes);
+}
+
+// --- 4. memory plan vs pools --------------------------------------------------------------------
+
+const dim D768 = dim::named("d", 768), F3072 = dim::named("f", 3072);
+
+struct mlp_graph {
+  g::builder b;
+  g::value out;
+  mlp_graph() {
+    auto x = b.parameter("x", f32({"batch", D768}));
+    auto w1 = b.parameter("w1", f32({D768, F3072}));
+    auto b1 = b.parameter("b1", f32({F3072}));
+    auto w2 = b.parameter("w2", f32({F3072, D768}));
+    auto b2 = b.parameter("b2", f32({D768}));
+    auto gamma = b.parameter("gamma", f32({D768}));
+    auto beta = b.parameter("beta", f32({D768}));
+    auto hid = g::gelu(g::dot_general(x, w1, {{"d", "d"}}) + b1);
+    out = g::layer_norm(g::dot_general(hid, w2, {{"f", "f"}}) + b2 + x, gamma, beta, "d");
+  }
+};
+
+// One attention head and a feed-forward block over x[batch, s = 64, d = 256].
+struct transformer_graph {
+  g::builder b;
+  g::value out;
+  transformer_graph() {
+    const dim s = dim::named("s", 64), t = dim::named("t", 64), d = dim::named("d", 256),
+              e = dim::named("e", 256), f = dim::named("f", 1024);
+    auto x = b.parameter("x", f32({"batch", s, d}));
+    auto wq = b.parameter("wq", f32({d, e}));
+    auto wk = b.parameter("wk", f32({d, e}));
+    auto wv = b.parameter("wv", f32({d, e}));
+    auto wo = b.parameter("wo", f32({e, d}));
+    auto w1 = b.parameter("w1", f32({d, f}));
+    auto b1 = b.parameter("b1", f32({f}));
+    auto w2 = b.parameter("w2", f32({f, d}));
+    auto b2 = b.parameter("b2", f32({d}));
+    auto g1 = b.parameter("g1", f32({d}));
+    auto be1 = b.parameter("be1", f32({d}));
+    auto g2 = b.parameter("g2", f32({d}));
+    auto be2 = b.parameter("be2", f32({d}));
+    auto q = g::dot_general(x, wq, {{"d", "d"}});                               // [batch, s, e]
+    auto k = g::reshape(g::dot_general(x, wk, {{"d", "d"}}), {"batch", t, e});  // [batch, t, e]
+    auto v = g::reshape(g::dot_general(x, wv, {{"d", "d"}}), {"batch", t, e});
+    auto p = g::softmax(g::dot_general(q, k, {{"e", "e"}}, {{"batch", "batch"}}) * 0.0625, "t");
+    auto att = g::dot_general(p, v, {{"t", "t"}}, {{"batch", "batch"}});  // [batch, s, e]
+    auto h1 = g::layer_norm(g::dot_general(att, wo, {{"e", "e"}}) + x, g1, be1, "d");
+    auto ff =
+        g::dot_general(g::gelu(g::dot_general(h1, w1, {{"d", "d"}}) + b1), w2, {{"f", "f"}}) + b2;
+    out = g::layer_norm(ff + h1, g2, be2, "d");
+  }
+};
+
+void section_memory() {
+  std::printf("\n## 4. arena bytes vs power-of-two pools\n\n");
+  const std::size_t batches[] = {1, 2, 3, 4, 8, 16, 32, 64, 100, 128, 256, 300, 512};
+  auto report = [&](const char* name, const g::builder& b, const g::value& out) {
+    auto ex = g::compile(b, {out});
+    std::printf("### %s (%zu steps)\n\n", name, ex.program().steps.size());
+    std::printf(
+        "| batch | arena MiB | live peak MiB | pow2 pools MiB | arena / live peak | "
+        "arena / pools | arena <= pools |\n"
+        "| ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    bool all = true;
+    for (std::size_t n : batches) {
+      const nax::bindings bind{{"batch", n}};
+      ex.pre_specialize({bind});
+      const auto s = ex.cached(bind);
+      const double mib = 1.0 / (1 << 20);
+      const bool ok = s->arena_bytes <= s->pool_bytes;
+      all = all && ok;
+      std::printf("| %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", n,
+                  double(s->arena_bytes) * mib, double(s->live_peak_bytes) * mib,
+                  double(s->pool_bytes) * mib,
+                  double(s->arena_bytes) / double(std::max<std::size_t>(s->live_peak_bytes, 1)),
+                  double(s->arena_bytes) / double(std::max<std::size_t>(s->pool_bytes, 1)),
+                  ok ? "yes" : "NO");
+    }
+    std::printf("\narena <= pools at every batch size: %s\n\n", all ? "met" : "MISSED");
+  };
+  mlp_graph mlp;
+  report("MLP block, x[batch, 768], hidden 3072", mlp.b, mlp.out);
+  transformer_graph tr;
+  report("transformer-ish block, x[batch, 64, 256], one head, feed-forward 1024", tr.b, tr.out);
+}
+
+// --- 5. MLP block against OpenBLAS + loops and PyTorch ------------------------------------------
+
+constexpr std::size_t D = 768, F = 3072;
+constexpr float ln_eps = 1e-5f;
+
+// erf as Eigen computes it for float (a rational approximation on [-4, 4], a few ulp): plain
+// arithmetic, so the loop that calls it vectorizes.
+inline float erf_rational(float v) {
+  const float x = v < -4.f ? -4.f : (v > 4.f ? 4.f : v);
+  const float x2 = x * x;
+  float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  p = x * p;
+  float q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return p / q;
+}
+
+struct mlp_data {
+  std::size_t m = 0;
+  std::vector<dyn_tensor> in;  // x, w1, b1, w2, b2, gamma, beta (nax's inputs; the peers read them)
+  std::vector<float> w1t, w2t;  // PyTorch's [out, in] weights
+  std::vector<float> h, out_hand;
+  std::vector<dyn_tensor> out_nax;
+  std::vector<double> ref;  // the first rows, in double
+  std::size_t ref_rows = 0;
+  const float* p(std::size_t k) const { return in[k].data<float>(); }
+};
+
+// The hand-written block: cblas_sgemm for the products; bias + gelu fused in one vectorizable
+// loop; bias, residual and layer_norm fused per row (the row stays in L1).
+void hand_mlp(mlp_data& d, int threads) {
+#if NAX_BENCH_HAVE_OPENBLAS
+  const std::size_t m = d.m;
+  const float *x = d.p(0), *w1 = d.p(1), *b1 = d.p(2), *w2 = d.p(3), *b2 = d.p(4), *gamma = d.p(5),
+              *beta = d.p(6);
+  float* h = d.h.data();
+  float* out = d.out_hand.data();
+  openblas_set_num_threads(threads);
+  // One row: a matrix-vector product (OpenBLAS 0.3.21's sgemm packs all of w for m = 1).
+  if (m == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, int(D), int(F), 1.0f, w1, int(F), x, 1, 0.0f, h, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(F), int(D), 1.0f, x, int(D),
+                w1, int(F), 0.0f, h, int(F));
+  // Blocks of 1024 columns (3 per row), so that batch 1 splits over threads too.
+  const auto blocks = static_cast<std::ptrdiff_t>(m * (F / 1024));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && blocks > 1)
+  for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) {
+    float* r = h + blk * 1024;
+    const float* bias = b1 + (blk % std::ptrdiff_t(F / 1024)) * 1024;
+#pragma omp simd
+    for (std::ptrdiff_t j = 0; j < 1024; ++j) {
+      const float u = r[j] + bias[j];
+      r[j] = 0.5f * u * (1.0f + erf_rational(u * 0.70710678118654752f));
+    }
+  }
+  if (m == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, int(F), int(D), 1.0f, w2, int(D), h, 1, 0.0f, out, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(D), int(F), 1.0f, h, int(F),
+                w2, int(D), 0.0f, out, int(D));
+  const auto rows = static_cast<std::ptrdiff_t>(m);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && rows > 1)
+  for (std::ptrdiff_t i = 0; i < rows; ++i) {
+    float* r = out + i * std::ptrdiff_t(D);
+    const float* xr = x + i * std::ptrdiff_t(D);
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (std::size_t j = 0; j < D; ++j) {
+      r[j] += b2[j] + xr[j];
+      sum += r[j];
+    }
+    const float mean = sum / float(D);
+    float var = 0;
+#pragma omp simd reduction(+ : var)
+    for (std::size_t j = 0; j < D; ++j) var += (r[j] - mean) * (r[j] - mean);
+    const float rstd = 1.0f / std::sqrt(var / float(D) + ln_eps);
+#pragma omp simd
+    for (std::size_t j = 0; j < D; ++j) r[j] = (r[j] - mean) * rstd * gamma[j] + beta[j];
+  }
+#else
+  (void)d;
+  (void)threads;
+#endif
+}
+
+void mlp_reference(mlp_data& d) {
+  d.ref_rows = std::min<std::size_t>(d.m, 4);
+  d.ref.assign(d.ref_rows * D, 0);
+  const float *x = d.p(0), *w1 = d.p(1), *b1 = d.p(2), *w2 = d.p(3), *b2 = d.p(4), *gamma = d.p(5),
+              *beta = d.p(6);
+  std::vector<double> h(F);
+  for (std::size_t i = 0; i < d.ref_rows; ++i) {
+    for (std::size_t j = 0; j < F; ++j) h[j] = b1[j];
+    for (std::size_t k = 0; k < D; ++k)
+      for (std::size_t j = 0; j < F; ++j) h[j] += double(x[i * D + k]) * w1[k * F + j];
+    for (auto& v : h) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    double* r = d.ref.data() + i * D;
+    for (std::size_t j = 0; j < D; ++j) r[j] = double(b2[j]) + x[i * D + j];
+    for (std::size_t k = 0; k < F; ++k)
+      for (std::size_t j = 0; j < D; ++j) r[j] += h[k] * w2[k * D + j];
+    double mean = 0, var = 0;
+    for (std::size_t j = 0; j < D; ++j) mean += r[j];
+    mean /= D;
+    for (std::size_t j = 0; j < D; ++j) var += (r[j] - mean) * (r[j] - mean);
+    const double rstd = 1 / std::sqrt(var / D + ln_eps);
+    for (std::size_t j = 0; j < D; ++j) r[j] = (r[j] - mean) * rstd * gamma[j] + beta[j];
+  }
+}
+
+#if NAX_BENCH_JIT
+using jit_batch = nax::axis<"batch">;
+using jit_d = nax::axis<"d", 768>;
+using jit_f = nax::axis<"f", 3072>;
+const auto jit_mlp_block = [](auto x, auto w1, auto b1, auto w2, auto b2, auto gamma, auto beta) {
+  auto h = nax::gelu(nax::dot<jit_d>(x, w1) + b1);
+  return nax::layer_norm<jit_d>(nax::dot<jit_f>(h, w2) + b2 + x, gamma, beta, 1e-5f);
+};
+auto make_jit_mlp() {
+  return nax::jit(jit_mlp_block, nax::input<float, jit_batch, jit_d>("x"),
+                  nax::input<float, jit_d, jit_f>("w1"), nax::input<float, jit_f>("b1"),
+                  nax::input<float, jit_f, jit_d>("w2"), nax::input<float, jit_d>("b2"),
+                  nax::input<float, jit_d>("gamma"), nax::input<float, jit_d>("beta"));
+}
+struct jit_weights {
+  nax::tensor<float, jit_d, jit_f> w1;
+  nax::tensor<float, jit_f> b1;
+  nax::tensor<float, jit_f, jit_d> w2;
+  nax::tensor<float, jit_d> b2, gamma, beta;
+};
+template <class T>
+void copy_into(T& t, const dyn_tensor& from) {
+  if (t.size() != from.size()) fail("jit: size mismatch");
+  std::memcpy(t.data(), from.data(), from.bytes());
+}
+#endif
+
+std::string check_mlp(const mlp_data& d, const float* got) {
+  std::vector<float> ref(d.ref.begin(), d.ref.end());
+  return compare(got, ref.data(), ref.size(), 2e-4, 1.0);
+}
+
+void section_mlp(const options& o, torch_process& torch) {
+  std::printf(
+      "\n## 5. MLP block: x[batch, 768] -> dot w1[768, 3072] + b1 -> gelu -> dot "
+      "w2[3072, 768] + b2 -> + x -> layer_norm\n");
+  mlp_graph graph;
+  auto ex = g::compile(graph.b, {graph.out});
+  std::mt19937 rng(11);
+  // Weights: the batch-independent inputs, made once (scaled as an initializer would).
+  std::vector<dyn_tensor> weights;
+  {
+    const g::program& p = ex.program();
+    const float scales[] = {1.0f, 1.0f / 27.7f, 0.1f, 1.0f / 55.4f, 0.1f, 1.0f, 0.1f};
+    for (std::size_t k = 1; k < p.num_inputs(); ++k) {
+      weights.emplace_back(p.values[k].shape.resolve({}));
+      std::uniform_real_distribution<float> dist(-scales[k], scales[k]);
+      float* w = weights.back().data<float>();
+      for (std::size_t i = 0; i < weights.back().size(); ++i) w[i] = dist(rng);
+      if (k == 5)
+        for (std::size_t i = 0; i < weights.back().size(); ++i) w[i] += 1.0f;  // gamma ~ 1
+    }
+  }
+  std::vector<float> w1t(D * F), w2t(F * D);
+  for (std::size_t i = 0; i < D; ++i)
+    for (std::size_t j = 0; j < F; ++j) {
+      w1t[j * D + i] = weights[0].data<float>()[i * F + j];
+      w2t[i * F + j] = weights[2].data<float>()[j * D + i];
+    }
+  if (torch.ok()) {
+    torch.load("w1t", w1t.data(), {F, D});
+    torch.load("b1", weights[1].data<float>(), {F});
+    torch.load("w2t", w2t.data(), {D, F});
+    torch.load("b2", weights[3].data<float>(), {D});
+    torch.load("gamma", weights[4].data<float>(), {D});
+    torch.load("beta", weights[5].data<float>(), {D});
+    torch.must(cat("param eps ", std::to_string(ln_eps)));
+  }
+  std::printf(
+      "\nnax: the graph compiled once (%zu steps: dot_general, add, gelu, dot_general, "
+      "add, add, layer_norm), run(inputs, outputs) on a cached binding. hand: "
+      "cblas_sgemm (OpenBLAS, openblas_set_num_threads) + fused OpenMP loops. PyTorch: "
+      "F.linear, F.gelu, F.linear, +, F.layer_norm (eager, inference_mode).\n",
+      ex.program().steps.size());
+#if NAX_BENCH_JIT
+  auto jit_fn = make_jit_mlp();
+  jit_weights jw;
+  copy_into(jw.w1, weights[0]);
+  copy_into(jw.b1, weights[1]);
+  copy_into(jw.w2, weights[2]);
+  copy_into(jw.b2, weights[3]);
+  copy_into(jw.gamma, weights[4]);
+  copy_into(jw.beta, weights[5]);
+  std::printf(
+      "nax::jit: the same block as a typed generic lambda traced by nax::jit (%zu steps: "
+      "its elementwise expressions fused), called on nax::tensors (allocates its "
+      "result).\n",
+      jit_fn.executable().program().steps.size());
+#else
+  std::printf("nax::jit (include/nax/runtime/jit.hpp): not built (NAX_BENCH_JIT=0); no row\n");
+#endif
+
+  struct row {
+    std::size_t m;
+    int threads;
+    double nax, hand, torch, jit, allocs;
+  };
+  std::vector<row> rows;
+  const std::size_t batches[] = {1, 8, 64, 256};
+  for (std::size_t m : batches) {
+    mlp_data d;
+    d.m = m;
+    const nax::bindings bind{{"batch", m}};
+    d.in.emplace_back(ex.program().values[0].shape.resolve(bind));
+    {
+      std::uniform_real_distribution<float> dist(-1, 1);
+      float* x = d.in[0].data<float>();
+      for (std::size_t i = 0; i < d.in[0].size(); ++i) x[i] = dist(rng);
+    }
+    for (const auto& w : weights) d.in.push_back(w);  // shares the weights' memory
+    d.h.assign(m * F, 0);
+    d.out_hand.assign(m * D, 0);
+    d.out_nax = make_outputs(ex, bind);
+    mlp_reference(d);
+    if (torch.ok()) torch.load("x", d.p(0), {m, D});
+    const std::span<const dyn_tensor> ins(d.in);
+#if NAX_BENCH_JIT
+    nax::tensor<float, jit_batch, jit_d> jx{jit_batch(m)};
+    copy_into(jx, d.in[0]);
+#endif
+    for (int t : o.threads) {
+      nax::set_num_threads(t);
+      std::vector<variant> vs;
+      {
+        variant v = local(
+            "nax executable", kind::nax, [&] { ex.run(ins, d.out_nax); },
+            [&] {
+              std::fill_n(d.out_nax[0].data<float>(), d.out_nax[0].size(), std::nanf(""));
+              ex.run(ins, d.out_nax);
+              return check_mlp(d, d.out_nax[0].data<float>());
+            });
+        v.threads = std::to_string(t);
+        vs.push_back(std::move(v));
+      }
+#if NAX_BENCH_JIT
+      {
+        variant v = local(
+            "nax::jit", kind::baseline,
+            [&] {
+              auto y = jit_fn(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta);
+              do_not_optimize(y);
+            },
+            [&] {
+              const auto y = jit_fn(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta);
+              return check_mlp(d, y.data());
+            });
+        v.threads = std::to_string(t);
+        vs.push_back(std::move(v));
+      }
+#endif
+#if NAX_BENCH_HAVE_OPENBLAS
+      {
+        variant v = local(
+            "hand: OpenBLAS + loops", kind::peer, [&d, t] { hand_mlp(d, t); },
+            [&d, t] {
+              std::fill(d.out_hand.begin(), d.out_hand.end(), std::nanf(""));
+              hand_mlp(d, t);
+              return check_mlp(d, d.out_hand.data());
+            });
+        v.threads = std::to_string(t);
+        vs.push_back(std::move(v));
+      }
+#endif
+      if (torch.ok())
+        vs.push_back(torch_variant(
+            torch, "PyTorch eager", "mlp", t, 0, m * D,
+            [&d](const std::vector<float>& got) { return check_mlp(d, got.data()); }));
+      measure(vs, o.reps, 0.1, false);
+      row r{m, t, vs[0].median, 0, 0, 0, allocations_per_call([&] { ex.run(ins, d.out_nax); }, 20)};
+      for (const auto& v : vs) {
+        if (v.name.starts_with("hand")) r.hand = v.median;
+        if (v.name.starts_with("PyTorch")) r.torch = v.median;
+        if (v.name == "nax::jit") r.jit = v.median;
+      }
+      rows.push_back(r);
+      std::printf("\nbatch %zu, %d thread%s: ", m, t, t > 1 ? "s" : "");
+      for (const auto& v : vs)
+        std::printf("%s %.3f ms (best %.3f); ", v.name.c_str(), v.median * 1e3, v.best * 1e3);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  std::printf(
+      "\n| batch | threads | nax ms | nax::jit ms | hand ms | PyTorch ms | hand / nax "
+      "(target >= 0.95) | PyTorch / nax (target >= 1.2) | hand / jit | PyTorch / jit | "
+      "nax allocs/run |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& r : rows) {
+    auto ratio = [&](double peer, double target, double base) {
+      if (peer <= 0 || base <= 0) return std::string("-");
+      char s[64];
+      std::snprintf(s, sizeof s, "%.2fx%s", peer / base,
+                    target > 0 && peer / base < target ? " MISSED" : "");
+      return std::string(s);
+    };
+    auto ms = [](double s) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3f", s * 1e3);
+      return s > 0 ? std::string(text) : std::string("-");
+    };
+    std::printf("| %zu | %d | %.3f | %s | %s | %s | %s | %s | %s | %s | %.2f |\n", r.m, r.threads,
+                r.nax * 1e3, ms(r.jit).c_str(), ms(r.hand).c_str(), ms(r.torch).c_str(),
+                ratio(r.hand, 0.95, r.nax).c_str(), ratio(r.torch, 1.2, r.nax).c_str(),
+                ratio(r.hand, 0, r.jit).c_str(), ratio(r.torch, 0, r.jit).c_str(), r.allocs);
+  }
+}
+
+// --- 6. recompiling per shape vs specializing ---------------------------------------------------
+
+void section_recompile(const options& o) {
+  std::printf("\n## 6. a new batch size: recompile vs specialize vs cache hit, 1 thread\n\n");
+  nax::set_num_threads(1);
+  std::printf(
+      "| graph | builder + compile_program + specialize | compile_program + specialize | "
+      "specialize | cache hit (extract_bindings + lookup) | recompile / specialize | "
+      "specialize / hit |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  auto one = [&](const char* name, auto build) {
+    g::builder b0;
+    const g::value out0 = build(b0);
+    auto ex = g::compile(b0, {out0});
+    const g::program& p = ex.program();
+    std::size_t next = 1;
+    auto fresh = [&next] { return nax::bindings{{"batch", 1 + (next++ % 512)}}; };
+    const nax::bindings hit_bind{{"batch", 32}};
+    std::mt19937 rng(5);
+    const std::vector<dyn_tensor> in = random_inputs(p, hit_bind, rng);
+    ex.pre_specialize({hit_bind});
+    nax::bindings scratch;
+    std::vector<nax::binding_source> src;
+    for (std::size_t k = 0; k < p.num_inputs(); ++k)
+      src.push_back({p.input_names[k], p.values[k].shape, in[k].shape()});
+    std::vector<variant> vs;
+    vs.push_back(one_by_one("retrace", [&] {
+      auto b = std::make_unique<g::builder>();
+      const g::value out = build(*b);
+      auto prog = g::compile_program(*b, std::span<const g::value>(&out, 1));
+      auto s = nax::runtime::specialize(prog, fresh());
+      return std::make_pair(std::move(b), std::move(s));
+    }));
+    vs.push_back(one_by_one("recompile", [&] {
+      auto prog = g::compile_program(b0, std::span<const g::value>(&out0, 1));
+      return nax::runtime::specialize(prog, fresh());
+    }));
+    vs.push_back(one_by_one("specialize", [&] { return nax::runtime::specialize(p, fresh()); }));
+    vs.push_back(local("hit", kind::nax, [&] {
+      do_not_optimize(in);
+      nax::extract_bindings(src, scratch);
+      ex.pre_specialize({scratch});
+      do_not_optimize(scratch);
+    }));
+    measure(vs, o.reps, 0.03, false);
+    std::printf("| %s | %.1f us | %.1f us | %.1f us | %.3f us | %.1fx | %.0fx |\n", name,
+                vs[0].median * 1e6, vs[1].median * 1e6, vs[2].median * 1e6, vs[3].median * 1e6,
+                vs[1].median / vs[2].median, vs[2].median / vs[3].median);
+  };
+  one("MLP block (7 steps)", [](g::builder& b) {
+    auto x = b.parameter("x", f32({"batch", D768}));
+    auto w1 = b.parameter("w1", f32({D768, F3072}));
+    auto b1 = b.parameter("b1", f32({F3072}));
+    auto w2 = b.parameter("w2", f32({F3072, D768}));
+    auto b2 = b.parameter("b2", f32({D768}));
+    auto gamma = b.parameter("gamma", f32({D768}));
+    auto beta = b.parameter("beta", f32({D768}));
+    auto hid = g::gelu(g::dot_general(x, w1, {{"d", "d"}}) + b1);
+    return g::layer_norm(g::dot_general(hid, w2, {{"f", "f"}}) + b2 + x, gamma, beta, "d");
+  });
+  one("1000-node chain", [](g::builder& b) { return build_chain(b, 1000); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The hand-written MLP mixes OpenMP loops with OpenBLAS's pthreads, and PyTorch does the same
+  // (its ops on OpenMP, F.linear on OpenBLAS): with libgomp's default spin-waiting, the OpenMP
+  // workers spin on the cores OpenBLAS's threads need, and on 2 cores their 2-thread runs come
+  // out several times slower (batch 1: 11 ms instead of 1.6). libgomp reads the policy when it
+  // loads, so it is set by running this program again (the torch child inherits it).
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    setenv("NAX_BENCH_JIT_SET_OMP_WAIT_POLICY", "1", 1);
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "bench_jit: cannot re-run itself (%s); OMP_WAIT_POLICY stays unset\n",
+                 std::strerror(errno));
+  }
+  options o = parse(argc, argv);
+  torch_process torch;
+  const bool need_torch = wanted(o, "mlp");
+  const std::string torch_info = need_torch ? start_torch(torch) : "not started (no mlp section)";
+  print_header("# jit: nax::graph::compile -> nax::executable", torch_info);
+#if !NAX_BENCH_HAVE_OPENBLAS
+  std::printf("OpenBLAS:   not found at configure time; the hand-written MLP row is skipped\n");
+#endif
+  std::printf("OpenMP:     OMP_WAIT_POLICY=%s%s\n",
+              std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "(unset)",
+              std::getenv("NAX_BENCH_JIT_SET_OMP_WAIT_POLICY") ? " (set by bench_jit)" : "");
+  if (wanted(o, "hit")) section_hit(o);
+  if (wanted(o, "specialize")) section_specialize(o);
+  if (wanted(o, "dispatch")) section_dispatch(o);
+  if (wanted(o, "memory")) section_memory();
+  if (wanted(o, "recompile")) section_recompile(o);
+  if (wanted(o, "mlp")) section_mlp(o, torch);
+  std::printf("\nload avg:   %s (after)\n", load_average().c_str());
+}
