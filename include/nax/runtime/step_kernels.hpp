@@ -104,23 +104,32 @@ class elementwise_step final : public step_kernel {
   graph::value_index result_;
 };
 
-// The strides of operand `in` over the axes of `out`, as the builder broadcast it: rank 0
-// everywhere, by name when all axes of both are named, else by position.
-inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
-                                        std::size_t operand, const nax::shape& out) {
+// The strides of dense operand `in` over the axes of `out`, its axis i read along out's axis
+// axis_map[i] (an axis of extent 1 broadcasts). Extents a binding made disagree throw, naming
+// the step.
+inline strides_vector operand_strides(const graph::program_step& s, const nax::shape& in,
+                                      std::size_t operand, const nax::shape& out,
+                                      std::span<const std::size_t> axis_map) {
+  const extents_vector in_ext = detail::extents_of(in), out_ext = detail::extents_of(out);
+  for (std::size_t i = 0; i < in.rank(); ++i)
+    if (in_ext[i] != 1 && in_ext[i] != out_ext[axis_map[i]])
+      detail::throw_extent_mismatch(s, in, i, out, axis_map[i],
+                                    nax::detail::message("operand ", operand));
   strides_vector st;
   st.resize(out.rank());
-  for (auto& x : st) x = 0;
-  if (in.rank() == 0) return st;
-  const strides_vector dense = detail::dense_strides(in);
-  const bool by_name = graph::detail::all_named(in) && graph::detail::all_named(out);
-  for (std::size_t i = 0; i < in.rank(); ++i) {
-    const std::size_t j = by_name ? *out.index_of(in[i].name().view()) : i;
-    if (in[i].extent() != out[j].extent())
-      detail::throw_extent_mismatch(s, in, i, out, j, nax::detail::message("operand ", operand));
-    st[j] = dense[i];
-  }
+  kernels::broadcast_strides(in_ext, axis_map, out_ext, std::span(st.data(), st.size()));
   return st;
+}
+
+// An elementwise operand's strides, as the builder broadcast it: rank 0 everywhere, by name when
+// all axes of both are named, else by position.
+inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
+                                        std::size_t operand, const nax::shape& out) {
+  const bool by_name = graph::detail::all_named(in) && graph::detail::all_named(out);
+  extents_vector axis_map;
+  for (std::size_t i = 0; i < in.rank(); ++i)
+    axis_map.push_back(by_name ? *out.index_of(in[i].name().view()) : i);
+  return operand_strides(s, in, operand, out, axis_map);
 }
 
 // --- dot_general --------------------------------------------------------------------------------
@@ -414,19 +423,11 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
     }
     case graph::op_kind::broadcast: {
       const nax::shape& in = shapes[s.args[0]];
-      const strides_vector dense = detail::dense_strides(in);
-      strides_vector src;
-      src.resize(out.rank());
-      for (auto& x : src) x = 0;
-      for (std::size_t i = 0; i < in.rank(); ++i) {
-        const auto j = static_cast<std::size_t>(s.ints[i]);
-        if (in[i].extent() == out[j].extent())
-          src[j] = dense[i];
-        else if (in[i].extent() != 1)
-          detail::throw_extent_mismatch(s, in, i, out, j, "operand 0");
-      }
+      extents_vector axis_map;
+      for (std::int32_t j : s.ints) axis_map.push_back(static_cast<std::size_t>(j));
       return std::make_unique<copy_step>(
-          kernels::plan_copy(size_of(in.dtype()), out_ext, src, detail::dense_strides(out)),
+          kernels::plan_copy(size_of(in.dtype()), out_ext, operand_strides(s, in, 0, out, axis_map),
+                             detail::dense_strides(out)),
           s.args[0], 0, s.result);
     }
     case graph::op_kind::slice: {
