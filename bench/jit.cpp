@@ -17,8 +17,7 @@
 //   bench_jit [--reps N] [--threads 1,2] [--ops hit,specialize,dispatch,memory,mlp,recompile]
 //             [--n steps] [--profile specialize|hit|hit-kernels]
 //
-// nax::jit's MLP row is built with -DNAX_BENCH_JIT=1 (see below). Single-threaded sections are
-// best run pinned (taskset -c 1); bench/RESULTS.md has the commands and a run.
+// Single-threaded sections are best run pinned (taskset -c 1); bench/RESULTS.md has the commands and a run.
 #include "harness.hpp"  // first: nax, then the peers (see there)
 
 #include <atomic>
@@ -28,15 +27,7 @@
 
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/executable.hpp>
-
-// nax::jit, the typed front end: its row with -DNAX_BENCH_JIT=1. (Off by default: when this
-// benchmark was written, <nax/runtime/jit.hpp> did not compile together with <nax/nax.hpp>.)
-#ifndef NAX_BENCH_JIT
-#define NAX_BENCH_JIT 0
-#endif
-#if NAX_BENCH_JIT
 #include <nax/runtime/jit.hpp>
-#endif
 
 #if NAX_BENCH_HAVE_OPENBLAS
 #include <cblas.h>
@@ -682,7 +673,6 @@ void mlp_reference(mlp_data& d) {
   }
 }
 
-#if NAX_BENCH_JIT
 using jit_batch = nax::axis<"batch">;
 using jit_d = nax::axis<"d", 768>;
 using jit_f = nax::axis<"f", 3072>;
@@ -707,7 +697,6 @@ void copy_into(T& t, const dyn_tensor& from) {
   if (t.size() != from.size()) fail("jit: size mismatch");
   std::memcpy(t.data(), from.data(), from.bytes());
 }
-#endif
 
 std::string check_mlp(const mlp_data& d, const float* got) {
   std::vector<float> ref(d.ref.begin(), d.ref.end());
@@ -756,7 +745,6 @@ void section_mlp(const options& o, torch_process& torch) {
       "cblas_sgemm (OpenBLAS, openblas_set_num_threads) + fused OpenMP loops. PyTorch: "
       "F.linear, F.gelu, F.linear, +, F.layer_norm (eager, inference_mode).\n",
       ex.program().steps.size());
-#if NAX_BENCH_JIT
   auto jit_fn = make_jit_mlp();
   jit_weights jw;
   copy_into(jw.w1, weights[0]);
@@ -770,9 +758,6 @@ void section_mlp(const options& o, torch_process& torch) {
       "its elementwise expressions fused), called on nax::tensors (allocates its "
       "result).\n",
       jit_fn.executable().program().steps.size());
-#else
-  std::printf("nax::jit (include/nax/runtime/jit.hpp): not built (NAX_BENCH_JIT=0); no row\n");
-#endif
 
   struct row {
     std::size_t m;
@@ -798,10 +783,8 @@ void section_mlp(const options& o, torch_process& torch) {
     mlp_reference(d);
     if (torch.ok()) torch.load("x", d.p(0), {m, D});
     const std::span<const dyn_tensor> ins(d.in);
-#if NAX_BENCH_JIT
     nax::tensor<float, jit_batch, jit_d> jx{jit_batch(m)};
     copy_into(jx, d.in[0]);
-#endif
     for (int t : o.threads) {
       nax::set_num_threads(t);
       std::vector<variant> vs;
@@ -816,7 +799,6 @@ void section_mlp(const options& o, torch_process& torch) {
         v.threads = std::to_string(t);
         vs.push_back(std::move(v));
       }
-#if NAX_BENCH_JIT
       {
         variant v = local(
             "nax::jit", kind::baseline,
@@ -831,7 +813,6 @@ void section_mlp(const options& o, torch_process& torch) {
         v.threads = std::to_string(t);
         vs.push_back(std::move(v));
       }
-#endif
 #if NAX_BENCH_HAVE_OPENBLAS
       {
         variant v = local(

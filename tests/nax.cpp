@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 
@@ -58,4 +59,25 @@ TEST_CASE("nax.hpp gives the whole typed surface") {
       for (std::size_t h = 0; h < 8; ++h) total += sm(i, j, h);
       CHECK(total == doctest::Approx(1.0f));
     }
+}
+
+// Header-only mode (no NAX_SEPARATE_RUNTIME): this TU instantiates the runtime's kernels itself.
+TEST_CASE("nax.hpp gives the runtime graph and nax::jit") {
+  nax::graph::builder b;
+  auto x = b.parameter("x", nax::shape_of<float, batch, hidden>());
+  auto ex = nax::graph::compile(b, {b.softmax(x * 2.0, "hidden")});
+  nax::tensor<float, batch, hidden> t(batch(3));
+  t.fill(0.25f);
+  const nax::dyn_tensor in[] = {nax::to_dyn(t)};
+  const nax::dyn_tensor got = ex.run(in)[0];
+  CHECK(got.extent("batch") == 3);
+  CHECK(got.data<float>()[5] == doctest::Approx(0.125f));
+  CHECK(ex.stats().misses == 1);
+
+  auto f = nax::jit([](auto v, auto w) { return nax::tanh(nax::dot<hidden>(v, w) + 1.0f); },
+                    nax::input<float, batch, hidden>("v"), nax::input<float, hidden, out>("w"));
+  nax::tensor<float, hidden, out> w;
+  w.fill(0.5f);
+  const nax::tensor<float, batch, out> y = f(t, w);
+  CHECK(y(2, 7) == doctest::Approx(std::tanh(8 * 0.25f * 0.5f + 1.0f)));
 }

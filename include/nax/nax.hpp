@@ -32,11 +32,16 @@
 #include <nax/runtime/arena_pool.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/executable.hpp>
+#include <nax/runtime/external_kernel.hpp>
+#include <nax/runtime/fused_expression.hpp>
+#include <nax/runtime/jit.hpp>
 #include <nax/runtime/memory_plan.hpp>
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/step_kernel.hpp>
 #include <nax/runtime/step_kernels.hpp>
 #include <nax/runtime/thread_pool.hpp>
+#include <nax/runtime/traced.hpp>
+#include <nax/runtime/traced_ops.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 #include <nax/simd/ops.hpp>

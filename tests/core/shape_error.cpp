@@ -19,4 +19,6 @@ TEST_CASE("shape_error is a standard invalid_argument") {
 TEST_CASE("message joins strings, characters and integers") {
   CHECK(nax::detail::message("a", 'b', std::string("c"), -1, 2u) == "abc-12");
   CHECK(nax::detail::message() == "");
+  // Floating point in the shortest form that reads back as the same value (not as a char).
+  CHECK(nax::detail::message("eps ", 1e-5, ", scale ", 0.5f, ", ", 1.0) == "eps 1e-05, scale 0.5, 1");
 }

@@ -467,6 +467,7 @@ TEST_CASE("compile drops dead nodes, keeps lifetimes and draws the plan") {
   CHECK(dot.find("exp") == std::string::npos);
   CHECK(dot.find("label=\"f32[batch, 6]\"") != std::string::npos);
   CHECK(dot.find("peripheries=2") != std::string::npos);
+  CHECK(dot.find("style=dashed, label=\"1\"") != std::string::npos);  // the constant 1.0
   CHECK_THROWS_WITH_AS(g::compile_program(b, {}), "nax::graph::compile: no outputs requested",
                        nax::shape_error);
   g::builder u;

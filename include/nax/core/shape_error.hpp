@@ -2,6 +2,7 @@
 // nax::shape_error: the one exception type for every shape, axis, binding and dtype problem
 // found at run time. Messages name the axis and the values involved.
 
+#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -24,6 +25,14 @@ inline void append_piece(std::string& out, char c) { out.push_back(c); }
 template <class Int>
 requires std::is_integral_v<Int>
 inline void append_piece(std::string& out, Int v) { out.append(std::to_string(v)); }
+// Shortest round-trip form (1, 0.5, 1e-05); without this overload a double would convert to char.
+template <class Float>
+requires std::is_floating_point_v<Float>
+inline void append_piece(std::string& out, Float v) {
+  char buffer[32];
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+  out.append(buffer, r.ptr);
+}
 
 template <class... Pieces>
 std::string message(const Pieces&... pieces) {

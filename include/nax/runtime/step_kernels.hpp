@@ -12,9 +12,12 @@
 #include <vector>
 
 #include <nax/core/shape.hpp>
-#include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
+#include <nax/runtime/linkage.hpp>
+#include <nax/runtime/step_kernel.hpp>
+#if NAX_RUNTIME_DEFINES_KERNELS
+#include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/gemm.hpp>
@@ -22,7 +25,7 @@
 #include <nax/kernels/reduce.hpp>
 #include <nax/kernels/rows.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
-#include <nax/runtime/step_kernel.hpp>
+#endif
 
 namespace nax::runtime {
 
@@ -36,6 +39,13 @@ struct scratch_request {
 using extents_vector = nax::detail::small_vector<std::size_t, 6>;
 using strides_vector = nax::detail::small_vector<std::ptrdiff_t, 6>;
 
+/// The kernel of step `s` of `p`, for the concrete `shapes` of p's values; appends the scratch
+/// memory it needs to `scratch`. (Declared alone for NAX_SEPARATE_RUNTIME: see linkage.hpp.)
+NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch);
+
+#if NAX_RUNTIME_DEFINES_KERNELS
 namespace detail {
 
 inline extents_vector extents_of(const nax::shape& s) {
@@ -363,11 +373,9 @@ class layer_norm_step final : public step_kernel {
   graph::value_index out_;
 };
 
-/// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
-inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
-                                                     const graph::program_step& s,
-                                                     std::span<const nax::shape> shapes,
-                                                     std::vector<scratch_request>& scratch) {
+NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch) {
   (void)p;
   const nax::shape& out = shapes[s.result];
   const extents_vector out_ext = detail::extents_of(out);
@@ -473,5 +481,6 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
   }
   nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind));
 }
+#endif  // NAX_RUNTIME_DEFINES_KERNELS
 
 }  // namespace nax::runtime

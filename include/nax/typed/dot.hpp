@@ -106,6 +106,34 @@ struct dot_extents {
   }
 };
 
+/// The rules of nax::dot<Contract...> for operands of element types VA, VB over axis lists LA,
+/// LB, shared by the typed op and the traced one (nax/runtime/traced_ops.hpp): the checks, then
+/// the axis groups. The result is the batch axes (in both, not contracted), then a's free axes,
+/// then b's.
+template <class VA, class VB, class LA, class LB, class... Contract>
+struct dot_rule {
+  static_assert(std::is_same_v<VA, VB>,
+                "nax::dot: the operands have different element types; use nax::cast<U>(e)");
+  static_assert(std::is_same_v<VA, float> || std::is_same_v<VA, double>,
+                "nax::dot: float or double elements");
+  // An error here means a contracted axis is not an axis of a, or not of b.
+  static_assert((require<axes_contains_v<LA, Contract>,
+                         error::axis_not_in_list<axis_diagnostic_name<Contract>>> &&
+                 ...));
+  static_assert((require<axes_contains_v<LB, Contract>,
+                         error::axis_not_in_list<axis_diagnostic_name<Contract>>> &&
+                 ...));
+  static_assert(check_unique_axes<axes<Contract...>>);
+  // Axes of both must agree (different static extents fail here, naming the axis).
+  using all = axes_union<LA, LB>;
+  using contracted = axes<axes_get<all, Contract>...>;
+  using shared = axes_intersection<all, axes_intersection<LA, LB>>;
+  using batch = axes_difference<shared, contracted>;
+  using a_free = axes_difference<LA, LB>;
+  using b_free = axes_difference<LB, LA>;
+  using result = boost::mp11::mp_append<batch, a_free, b_free>;
+};
+
 }  // namespace detail
 
 /// The contraction of a and b over the axes `Contract...` (each in both operands): a tensor
@@ -117,26 +145,13 @@ requires(expression<XA>&& expression<XB>) auto dot(XA&& a, XB&& b) {
   using LA = typename EA::axes_type;
   using LB = typename EB::axes_type;
   using V = typename EA::value_type;
-  static_assert(std::is_same_v<V, typename EB::value_type>,
-                "nax::dot: the operands have different element types; use nax::cast<U>(e)");
-  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>,
-                "nax::dot: float or double elements");
-  // An error here means a contracted axis is not an axis of a, or not of b.
-  static_assert((detail::require<axes_contains_v<LA, Contract>,
-                                 error::axis_not_in_list<detail::axis_diagnostic_name<Contract>>> &&
-                 ...));
-  static_assert((detail::require<axes_contains_v<LB, Contract>,
-                                 error::axis_not_in_list<detail::axis_diagnostic_name<Contract>>> &&
-                 ...));
-  static_assert(check_unique_axes<axes<Contract...>>);
-  // Axes of both must agree (different static extents fail here, naming the axis).
-  using all = axes_union<LA, LB>;
-  using contracted = axes<axes_get<all, Contract>...>;
-  using shared = axes_intersection<all, axes_intersection<LA, LB>>;
-  using batch = axes_difference<shared, contracted>;
-  using a_free = axes_difference<LA, LB>;
-  using b_free = axes_difference<LB, LA>;
-  using out_axes = boost::mp11::mp_append<batch, a_free, b_free>;
+  using rule = detail::dot_rule<V, typename EB::value_type, LA, LB, Contract...>;
+  using contracted = typename rule::contracted;
+  using shared = typename rule::shared;
+  using batch = typename rule::batch;
+  using a_free = typename rule::a_free;
+  using b_free = typename rule::b_free;
+  using out_axes = typename rule::result;
 
   const EA ea = detail::as_expression<V>(std::forward<XA>(a));
   const EB eb = detail::as_expression<V>(std::forward<XB>(b));

@@ -15,6 +15,7 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
+#include <nax/typed/tensor_view.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
@@ -49,13 +50,6 @@ struct replace_named {
 };
 template <class L, class A, class New>
 using replace_axis = boost::mp11::mp_transform_q<replace_named<A, New>, L>;
-
-template <class T, class L>
-struct view_over;
-template <class T, class... A>
-struct view_over<T, axes<A...>> {
-  using type = tensor_view<T, A...>;
-};
 
 /// A view of `data` over axes L with positional extents and strides.
 template <class L, class T, std::size_t N>

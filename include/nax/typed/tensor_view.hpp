@@ -131,4 +131,20 @@ class tensor_view : public detail::leaf_expression<tensor_view<T, Axes...>> {
   std::array<std::ptrdiff_t, rank> strides_;
 };
 
+namespace detail {
+
+/// The view type of T over axis list L (`axes<A...>`).
+template <class T, class L>
+struct view_over;
+template <class T, class... A>
+struct view_over<T, axes<A...>> {
+  using type = tensor_view<T, A...>;
+};
+
+template <class X>
+inline constexpr bool is_tensor_view_v = false;
+template <class T, class... A>
+inline constexpr bool is_tensor_view_v<tensor_view<T, A...>> = true;
+
+}  // namespace detail
 }  // namespace nax

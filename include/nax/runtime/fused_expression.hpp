@@ -1,0 +1,275 @@
+#pragma once
+// An elementwise expression over traced values as ONE graph node (op_kind::external) whose
+// kernel is the expression's own fused loop, instantiated at C++ compile time: the typed
+// evaluator (nax/typed/evaluate.hpp) run on the expression type E with every traced leaf
+// replaced by a const view of the run's buffer.
+//
+// Rebinding: the node keeps E (immutable) and, per leaf, which operand it reads. Each run builds
+// a fresh expression of the rebound type on its own stack from E, the run's value addresses and
+// the extents fixed at specialization, and evaluates it. Nothing is shared and mutable, so
+// concurrent runs of one specialization are safe.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/extents.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/external_kernel.hpp>
+#include <nax/runtime/step_kernel.hpp>
+#include <nax/runtime/traced.hpp>
+#include <nax/typed/evaluate.hpp>
+#include <nax/typed/expression.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax::detail {
+
+/// The run's view of expression type X's traced leaves: leaf k's address and extents.
+template <class Leaves>
+struct leaf_frame;
+template <class... L>
+struct leaf_frame<boost::mp11::mp_list<L...>> {
+  using extents_tuple = std::tuple<typename L::extents_type...>;
+  std::array<const void*, sizeof...(L)> data{};
+  const extents_tuple* extents = nullptr;
+};
+
+/// X's type with traced leaves rebound to const views (`type`), the number of its traced
+/// leaves, the rebound value over a frame (`apply<K>`: its first traced leaf is the frame's K-th),
+/// and the names of its ops in evaluation order.
+template <class X>
+struct fused_tree {
+  // A view would be read on every run, long after the trace, from memory the traced function
+  // does not own (a tensor it captured by value dies with it). An error here means an
+  // expression reads a tensor the function captured: make it an input of nax::jit.
+  static_assert(!is_tensor_view_v<X>,
+                "nax::jit: an expression reads a captured tensor; pass it as an input instead");
+  using type = X;  // scalars (and tensors moved into the expression, which it owns) stay
+  static constexpr std::size_t leaves = 0;
+  template <std::size_t K, class Frame>
+  static const X& apply(const X& x, const Frame&) {
+    return x;
+  }
+  static void names(std::vector<std::string_view>&) {}
+};
+
+template <class T, class... A>
+struct fused_tree<traced<T, A...>> {
+  using type = tensor_view<const T, A...>;
+  static constexpr std::size_t leaves = 1;
+  template <std::size_t K, class Frame>
+  static type apply(const traced<T, A...>&, const Frame& f) {
+    return type(static_cast<const T*>(f.data[K]), std::get<K>(*f.extents));
+  }
+  static void names(std::vector<std::string_view>&) {}
+};
+
+template <class Op, class... Args>
+struct fused_tree<op_node<Op, Args...>> {
+  using type = op_node<Op, typename fused_tree<Args>::type...>;
+  static constexpr std::size_t leaves = (fused_tree<Args>::leaves + ... + 0);
+  template <std::size_t K, class Frame>
+  static type apply(const op_node<Op, Args...>& x, const Frame& f) {
+    return apply_args<K>(x, f, std::index_sequence_for<Args...>{});
+  }
+  static void names(std::vector<std::string_view>& out) {
+    (fused_tree<Args>::names(out), ...);
+    out.push_back(Op::name);
+  }
+
+ private:
+  // The index of argument I's first traced leaf among the node's.
+  static constexpr std::array<std::size_t, sizeof...(Args) + 1> offsets = [] {
+    const std::size_t counts[] = {fused_tree<Args>::leaves...};
+    std::array<std::size_t, sizeof...(Args) + 1> o{};
+    for (std::size_t i = 0; i < sizeof...(Args); ++i) o[i + 1] = o[i] + counts[i];
+    return o;
+  }();
+  template <std::size_t K, class Frame, std::size_t... I>
+  static type apply_args(const op_node<Op, Args...>& x, const Frame& f, std::index_sequence<I...>) {
+    return type(fused_tree<Args>::template apply<K + offsets[I]>(std::get<I>(x.args()), f)...);
+  }
+};
+
+template <class U, class E>
+struct fused_tree<cast_node<U, E>> {
+  using type = cast_node<U, typename fused_tree<E>::type>;
+  static constexpr std::size_t leaves = fused_tree<E>::leaves;
+  template <std::size_t K, class Frame>
+  static type apply(const cast_node<U, E>& x, const Frame& f) {
+    return type(fused_tree<E>::template apply<K>(x.operand(), f));
+  }
+  static void names(std::vector<std::string_view>& out) {
+    fused_tree<E>::names(out);
+    out.push_back("cast");
+  }
+};
+
+/// Extents Ext (a nax::extents) from a concrete shape (nax::shape_error naming the axis if an
+/// extent breaks its axis's static extent or bound).
+template <class Ext>
+Ext extents_from_shape(const nax::shape& s) {
+  constexpr std::size_t n = Ext::rank();
+  if (s.rank() != n)
+    throw_shape_error("nax::jit: ", concrete_string(s), " has rank ", s.rank(), ", expected ", n);
+  if constexpr (n == 0) {
+    return Ext();
+  } else {
+    std::array<std::size_t, n> values{};
+    for (std::size_t i = 0; i < n; ++i) values[i] = s[i].extent();
+    return Ext(std::span<const std::size_t, n>(values));
+  }
+}
+
+/// One specialization's step: expression E evaluated into the result with the typed evaluator.
+template <class E>
+class fused_step final : public runtime::step_kernel {
+  using leaves = traced_leaves_t<E>;
+  static constexpr std::size_t n = boost::mp11::mp_size<leaves>::value;
+  using frame = leaf_frame<leaves>;
+  using V = typename E::value_type;
+  using out_view = typename view_over<V, typename E::axes_type>::type;
+
+ public:
+  fused_step(const E& e, const std::array<std::uint32_t, n>& values,
+             typename frame::extents_tuple extents, std::uint32_t result,
+             typename out_view::extents_type out_extents)
+      : expr_(e),
+        values_(values),
+        extents_(std::move(extents)),
+        result_(result),
+        out_extents_(out_extents) {}
+
+  /// The expression over the given addresses (each run builds its own).
+  auto bind(void* const* values) const {
+    frame f;
+    for (std::size_t k = 0; k < n; ++k) f.data[k] = values ? values[values_[k]] : nullptr;
+    f.extents = &extents_;
+    return fused_tree<E>::template apply<0>(expr_, f);
+  }
+
+  void run(void* const* values, std::byte*) const override {
+    assign(out_view(static_cast<V*>(values[result_]), out_extents_), bind(values));
+  }
+
+  const typename out_view::extents_type& out_extents() const { return out_extents_; }
+
+ private:
+  E expr_;
+  std::array<std::uint32_t, n> values_;
+  typename frame::extents_tuple extents_;
+  std::uint32_t result_;
+  typename out_view::extents_type out_extents_;
+};
+
+/// The kernel object of a fused node: E, and for each traced leaf the node operand it reads
+/// (repeated leaves, as in `x * x`, read one operand).
+template <class E>
+class fused_kernel final : public runtime::external_kernel {
+  using leaves = traced_leaves_t<E>;
+  static constexpr std::size_t n = boost::mp11::mp_size<leaves>::value;
+
+ public:
+  fused_kernel(const E& e, const std::array<std::uint32_t, n>& operand_of_leaf)
+      : expr_(e), operand_of_leaf_(operand_of_leaf) {}
+
+  std::string label() const override {
+    std::vector<std::string_view> ops;
+    fused_tree<E>::names(ops);
+    std::string out = "fused:";
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      out += i ? ", " : " ";
+      out += ops[i];
+    }
+    return out;
+  }
+
+  std::unique_ptr<runtime::step_kernel> make(std::span<const std::uint32_t> args,
+                                             std::uint32_t result,
+                                             std::span<const nax::shape> shapes) const override {
+    std::array<std::uint32_t, n> values{};
+    for (std::size_t k = 0; k < n; ++k) values[k] = args[operand_of_leaf_[k]];
+    try {
+      auto extents = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return typename leaf_frame<leaves>::extents_tuple(
+            extents_from_shape<typename boost::mp11::mp_at_c<leaves, K>::extents_type>(
+                shapes[values[K]])...);
+      }
+      (std::make_index_sequence<n>{});
+      using step = fused_step<E>;
+      auto s = std::make_unique<step>(
+          expr_, values, std::move(extents), result,
+          extents_from_shape<typename view_over<typename E::value_type,
+                                                typename E::axes_type>::type::extents_type>(
+              shapes[result]));
+      // Checked once here rather than on every run: the operands agree on every shared axis
+      // (building the expression checks that) and with the result.
+      const auto bound = s->bind(nullptr);
+      boost::mp11::mp_for_each<
+          boost::mp11::mp_transform<boost::mp11::mp_identity, typename E::axes_type>>([&](auto id) {
+        using A = typename decltype(id)::type;
+        check_destination_extent<A>(bound, s->out_extents().template extent<A>());
+      });
+      return s;
+    } catch (const shape_error& e) {
+      throw_shape_error("nax::graph::", label(), ": ", e.what());
+    }
+  }
+
+ private:
+  E expr_;  // its traced leaves are never read: they only say which operand a leaf is
+  std::array<std::uint32_t, n> operand_of_leaf_;
+};
+
+/// The graph value of x: a traced value's own node; for an elementwise expression over traced
+/// values, a new node that runs the expression's fused loop.
+template <class X>
+graph::value lower(const X& x) {
+  if constexpr (is_traced_leaf_v<X>) {
+    return x.node();
+  } else {
+    // An error here means a value computed from no traced input (a captured tensor, a scalar)
+    // was given to a graph op or returned from the traced function.
+    static_assert(is_traced_v<X>,
+                  "nax::jit: this value is not computed from the traced function's inputs");
+    constexpr std::size_t n = boost::mp11::mp_size<traced_leaves_t<X>>::value;
+    std::vector<graph::value> operands;
+    std::array<std::uint32_t, n> operand_of_leaf{};
+    std::size_t k = 0;
+    for_each_traced(x, [&](const auto& leaf) {
+      std::size_t i = 0;
+      while (i < operands.size() &&
+             (&operands[i].owner() != &leaf.node().owner() || operands[i].id() != leaf.node().id()))
+        ++i;
+      if (i == operands.size()) operands.push_back(leaf.node());
+      operand_of_leaf[k++] = static_cast<std::uint32_t>(i);
+    });
+    return operands[0].owner().external(
+        std::make_shared<const fused_kernel<X>>(x, operand_of_leaf), operands,
+        traced_over<typename X::value_type, typename X::axes_type>::shape());
+  }
+}
+
+/// x as a traced value (a new fused node for an expression).
+template <class X>
+traced_of<typename X::value_type, typename X::axes_type> to_traced(const X& x) {
+  if constexpr (is_traced_leaf_v<X>)
+    return x;
+  else
+    return traced_of<typename X::value_type, typename X::axes_type>(lower(x));
+}
+
+}  // namespace nax::detail

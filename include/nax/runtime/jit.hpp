@@ -1,0 +1,246 @@
+#pragma once
+// nax::jit: the typed front end of the two-level JIT. It traces a function once with one
+// nax::traced placeholder per nax::input, building a runtime graph (nax/graph/builder.hpp):
+// dot, reductions, softmax and layer_norm become graph ops, and each maximal elementwise
+// expression one node running its fused loop, instantiated at C++ compile time. It returns a
+// callable that takes typed tensors or views, wraps them as dyn_tensors without copying, runs
+// the executable (binding extraction, LRU cache, specialization happen there) and returns typed
+// tensors, their type known at compile time from the trace.
+//
+//     auto mlp = nax::jit([](auto x, auto w, auto b) { return nax::gelu(nax::dot<hidden>(x, w) +
+//     b); },
+//                         nax::input<float, batch, hidden>("x"), nax::input<float, hidden,
+//                         out>("w"), nax::input<float, out>("b"));
+//     nax::tensor<float, batch, out> y = mlp(x, w, b);
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis.hpp>
+#include <nax/core/axis_list.hpp>
+#include <nax/core/extents.hpp>
+#include <nax/core/shape_of.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/executable.hpp>
+#include <nax/runtime/fused_expression.hpp>
+#include <nax/runtime/traced.hpp>
+#include <nax/runtime/traced_ops.hpp>
+#include <nax/typed/tensor.hpp>
+#include <nax/typed/tensor_view.hpp>
+
+namespace nax {
+
+/// An input of a jitted function: its element type, its axes in order, and its name (used in
+/// error messages and in to_dot).
+template <class T, axis_type... Axes>
+struct jit_input {
+  using value_type = T;
+  using traced_type = traced<T, Axes...>;
+  using view_type = tensor_view<const T, Axes...>;
+  using tensor_type = tensor<T, Axes...>;
+  std::string name;
+};
+
+/// `nax::input<float, batch, hidden>("x")`: an input of nax::jit.
+template <class T, axis_type... Axes>
+jit_input<T, Axes...> input(std::string name) {
+  return {std::move(name)};
+}
+
+namespace detail {
+
+template <class X>
+inline constexpr bool is_jit_input_v = false;
+template <class T, class... A>
+inline constexpr bool is_jit_input_v<jit_input<T, A...>> = true;
+
+template <class X>
+inline constexpr bool is_tuple_v = false;
+template <class... X>
+inline constexpr bool is_tuple_v<std::tuple<X...>> = true;
+
+// The traced function's results as a tuple of traced values (an expression becomes its node).
+template <class R>
+auto traced_results(const R& r) {
+  if constexpr (is_tuple_v<R>) {
+    return std::apply([](const auto&... x) { return std::tuple(to_traced(x)...); }, r);
+  } else {
+    // An error here means the traced function returns something that is not computed from its
+    // inputs: a traced value or expression, or a std::tuple of them.
+    static_assert(is_traced_v<R>,
+                  "nax::jit: the function must return a value computed from its inputs (or a "
+                  "std::tuple of them)");
+    return std::tuple(to_traced(r));
+  }
+}
+
+template <class X>
+struct tensor_of_traced;
+template <class T, class... A>
+struct tensor_of_traced<traced<T, A...>> {
+  using type = tensor<T, A...>;
+};
+template <class Tuple>
+struct tensors_of;
+template <class... X>
+struct tensors_of<std::tuple<X...>> {
+  using type = std::tuple<typename tensor_of_traced<X>::type...>;
+};
+
+/// The view of argument x as input In reads it: a nax::tensor or nax::tensor_view of exactly
+/// In's element type and axes.
+template <class In, class X>
+typename In::view_type input_view(const X& x) {
+  using view = typename In::view_type;
+  using T = typename In::value_type;
+  if constexpr (std::is_same_v<X, typename In::tensor_type>) {
+    return x.view();
+  } else if constexpr (std::is_same_v<X, view> ||
+                       std::is_convertible_v<const X&, view>) {  // a mutable view
+    return view(x);
+  } else {
+    // An error here means an argument is not a nax::tensor or nax::tensor_view of its input's
+    // element type and axes, in the input's order.
+    static_assert(sizeof(T) == 0,
+                  "nax::jit: an argument's type differs from its input's (element type and axes, "
+                  "in order)");
+    return view(nullptr, typename view::extents_type());
+  }
+}
+
+/// The extent of axis A as the inputs give it: the first input with an axis of A's name.
+template <class A, class Views>
+std::size_t extent_from_inputs(const Views& views) {
+  if constexpr (A::is_static) {
+    return A::static_extent;
+  } else {
+    std::size_t e = 0;
+    bool found = false;
+    std::apply(
+        [&](const auto&... v) {
+          auto one = [&](const auto& view) {
+            using L = typename std::remove_cvref_t<decltype(view)>::axes_type;
+            boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, L>>(
+                [&](auto id) {
+                  using B = typename decltype(id)::type;
+                  if (!found && B::name == A::name) {
+                    e = view.template extent<B>();
+                    found = true;
+                  }
+                });
+          };
+          (one(v), ...);
+        },
+        views);
+    return e;
+  }
+}
+
+template <class Tensor>
+struct result_allocator;
+template <class T, class... A>
+struct result_allocator<tensor<T, A...>> {
+  template <class Views>
+  static tensor<T, A...> make(const Views& views) {
+    if constexpr (sizeof...(A) == 0) {
+      return tensor<T>();
+    } else {
+      const std::array<std::size_t, sizeof...(A)> values{extent_from_inputs<A>(views)...};
+      return tensor<T, A...>(
+          nax::extents<A...>(std::span<const std::size_t, sizeof...(A)>(values)));
+    }
+  }
+};
+
+}  // namespace detail
+
+/// What nax::jit returns: a callable over typed tensors (see the file comment). Calls are
+/// thread-safe (the executable is). Result is a nax::tensor, or a std::tuple of them when the
+/// traced function returns a std::tuple.
+template <class Result, class... Inputs>
+class jit_function {
+  using results = std::conditional_t<detail::is_tuple_v<Result>, Result, std::tuple<Result>>;
+
+ public:
+  using result_type = Result;
+
+  explicit jit_function(nax::executable ex) : ex_(std::move(ex)) {}
+
+  /// Runs on tensors or views of the inputs' types (views need not be dense: a strided one is
+  /// copied). nax::shape_error naming the input and axis if the extents do not bind.
+  template <class... X>
+  requires(sizeof...(X) == sizeof...(Inputs)) Result operator()(const X&... xs) const {
+    const std::tuple<typename Inputs::view_type...> views(detail::input_view<Inputs>(xs)...);
+    std::array<dyn_tensor, sizeof...(Inputs)> in;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto wrap = [](const auto& v) {
+        if (detail::is_dense_row_major(v)) return to_dyn(v);
+        return to_dyn(tensor_of<typename std::remove_cvref_t<decltype(v)>::value_type,
+                                typename std::remove_cvref_t<decltype(v)>::axes_type>(v));
+      };
+      ((in[I] = wrap(std::get<I>(views))), ...);
+    }
+    (std::index_sequence_for<Inputs...>{});
+
+    results out = [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return results(detail::result_allocator<std::tuple_element_t<I, results>>::make(views)...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<results>>{});
+    std::array<dyn_tensor, std::tuple_size_v<results>> out_dyn;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((out_dyn[I] = to_dyn(std::get<I>(out))), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<results>>{});
+    ex_.run(std::span<const dyn_tensor>(in), std::span<dyn_tensor>(out_dyn));
+    if constexpr (detail::is_tuple_v<Result>)
+      return out;
+    else
+      return std::move(std::get<0>(out));
+  }
+
+  /// The compiled graph: stats(), to_dot(), program(), pre_specialize().
+  nax::executable& executable() noexcept { return ex_; }
+  const nax::executable& executable() const noexcept { return ex_; }
+
+ private:
+  mutable nax::executable ex_;  // runs are thread-safe
+};
+
+/// Traces f once on one nax::traced placeholder per input (in order) and compiles the graph it
+/// builds; see the file comment. `options` go to nax::graph::compile.
+template <class F, class... Inputs>
+requires(detail::is_jit_input_v<Inputs>&&...) auto jit(graph::compile_options options, F&& f,
+                                                       const Inputs&... inputs) {
+  graph::builder g;
+  // Braced: the parameters are made in order.
+  const std::tuple<typename Inputs::traced_type...> placeholders{
+      typename Inputs::traced_type(g.parameter(
+          inputs.name, detail::traced_over<typename Inputs::value_type,
+                                           typename Inputs::traced_type::axes_type>::shape()))...};
+  const auto traced = detail::traced_results(std::apply(f, placeholders));
+  using traced_tuple = std::remove_cvref_t<decltype(traced)>;
+  using results = typename detail::tensors_of<traced_tuple>::type;
+  using result = std::conditional_t<std::tuple_size_v<results> == 1,
+                                    std::tuple_element_t<0, results>, results>;
+  std::vector<graph::value> outputs;
+  std::apply([&](const auto&... r) { (outputs.push_back(r.node()), ...); }, traced);
+  return jit_function<result, Inputs...>(graph::compile(g, outputs, options));
+}
+
+template <class F, class... Inputs>
+requires(detail::is_jit_input_v<Inputs>&&...) auto jit(F&& f, const Inputs&... inputs) {
+  return jit(graph::compile_options{}, std::forward<F>(f), inputs...);
+}
+
+}  // namespace nax

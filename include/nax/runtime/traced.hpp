@@ -1,0 +1,149 @@
+#pragma once
+// nax::traced<T, Axes...>: what nax::jit passes to the function it traces, in place of each
+// tensor. It is a leaf of the typed expression templates, so `gelu(x * 2 + b)` over traced values
+// builds the very expression type it builds over tensors; the leaf stands for a node of the
+// runtime graph being built, and its elements cannot be read. nax::dot, the reductions, softmax
+// and layer_norm on traced values add graph nodes (traced_ops.hpp); an elementwise expression
+// over them becomes one graph node running its fused loop (fused_expression.hpp).
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
+#include <nax/core/axis.hpp>
+#include <nax/core/axis_list.hpp>
+#include <nax/core/dtype.hpp>
+#include <nax/core/extents.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/core/shape_of.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/typed/expression.hpp>
+
+namespace nax {
+
+/// A symbolic tensor of T over `Axes...` while nax::jit traces a function: a graph node with the
+/// typed layer's static type. (The parameters are unconstrained so that the traced ops can match
+/// every traced expression as one `N<P...>`; the axes are checked here.)
+template <class T, class... Axes>
+class traced : public detail::leaf_expression<traced<T, Axes...>> {
+  static_assert((axis_type<Axes> && ...), "nax::traced<T, Axes...>: Axes must be nax::axis types");
+  static_assert(check_unique_axes<axes<Axes...>>);
+
+ public:
+  using value_type = T;
+  using axes_type = axes<Axes...>;
+  using extents_type = nax::extents<Axes...>;
+  using lane_type = detail::lane_of_value<T>;
+  static constexpr std::size_t rank = sizeof...(Axes);
+
+  explicit traced(graph::value v) : node_(v) {}
+
+  /// The graph node this value is.
+  const graph::value& node() const noexcept { return node_; }
+
+  /// For the typed layer's extent checks while tracing: a static axis's extent, else 1 (no
+  /// extent is known yet; the executable checks the real ones on every call).
+  template <class A>
+  std::size_t extent() const noexcept {
+    if constexpr (A::is_static)
+      return A::static_extent;
+    else
+      return 1;
+  }
+
+  template <class D>
+  auto cursor() const {
+    // An error here means a traced value was evaluated while tracing (stored in a nax::tensor,
+    // say): keep intermediate results in `auto` variables; nax::eval(e) makes a graph node.
+    static_assert(sizeof(D) == 0,
+                  "nax::jit: a traced value has no elements to read while tracing; use auto");
+  }
+
+ private:
+  graph::value node_;
+};
+
+namespace detail {
+
+template <class X>
+inline constexpr bool is_traced_leaf_v = false;
+template <class T, class... A>
+inline constexpr bool is_traced_leaf_v<traced<T, A...>> = true;
+
+/// The traced leaves of expression type X, left to right (repeats included).
+template <class X>
+struct traced_leaves {
+  using type = boost::mp11::mp_list<>;
+};
+template <class T, class... A>
+struct traced_leaves<traced<T, A...>> {
+  using type = boost::mp11::mp_list<traced<T, A...>>;
+};
+template <class Op, class... Args>
+struct traced_leaves<op_node<Op, Args...>> {
+  using type =
+      boost::mp11::mp_append<boost::mp11::mp_list<>, typename traced_leaves<Args>::type...>;
+};
+template <class U, class E>
+struct traced_leaves<cast_node<U, E>> : traced_leaves<E> {};
+
+template <class X>
+using traced_leaves_t = typename traced_leaves<std::remove_cvref_t<X>>::type;
+
+/// Whether X is a traced value or an expression that reads one.
+template <class X>
+inline constexpr bool is_traced_v = !boost::mp11::mp_empty<traced_leaves_t<X>>::value;
+
+/// Calls f(leaf) for each traced leaf of x, in the order of traced_leaves.
+template <class X, class F>
+void for_each_traced(const X& x, F&& f) {
+  if constexpr (is_traced_leaf_v<X>) {
+    f(x);
+  } else if constexpr (requires { x.args(); }) {
+    std::apply([&](const auto&... a) { (for_each_traced(a, f), ...); }, x.args());
+  } else if constexpr (requires { x.operand(); }) {
+    for_each_traced(x.operand(), f);
+  }
+}
+
+template <class T, class L>
+struct traced_over;
+template <class T, class... A>
+struct traced_over<T, axes<A...>> {
+  using type = traced<T, A...>;
+  static nax::shape shape() { return shape_of<T, A...>(); }
+};
+
+/// The traced type of T over axis list L.
+template <class T, class L>
+using traced_of = typename traced_over<T, L>::type;
+
+/// Graph node v as a traced value over axis list L. The graph's shape inference and the typed
+/// layer's axis rules agree; this checks that they did (and lines up a mere permutation).
+template <class T, class L>
+traced_of<T, L> make_traced(graph::value v) {
+  constexpr std::size_t n = boost::mp11::mp_size<L>::value;
+  std::array<std::string_view, n> names{};
+  boost::mp11::mp_for_each<boost::mp11::mp_iota_c<n>>(
+      [&](auto k) { names[k] = boost::mp11::mp_at_c<L, decltype(k)::value>::name; });
+  const nax::shape& s = v.shape();
+  bool same = s.rank() == n && s.dtype() == dtype_of<T>;
+  for (std::size_t k = 0; same && k < n; ++k) same = s[k].name().view() == names[k];
+  if (!same) {
+    if (s.rank() != n || s.dtype() != dtype_of<T>)
+      throw_shape_error("nax::jit: the graph made ", s.to_string(), " where the typed layer has ",
+                        traced_over<T, L>::shape().to_string());
+    std::vector<graph::axis_ref> perm(names.begin(), names.end());
+    v = v.owner().transpose(v, perm);
+  }
+  return traced_of<T, L>(v);
+}
+
+}  // namespace detail
+}  // namespace nax

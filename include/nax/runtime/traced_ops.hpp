@@ -1,0 +1,174 @@
+#pragma once
+// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm and eval on traced values
+// (while nax::jit traces a function): each adds graph nodes and returns a traced value of the
+// type the typed op would return, instead of computing. Their operands, if elementwise
+// expressions, become one fused node first (fused_expression.hpp).
+//
+// These are overloads of the typed ops, picked over them only for traced operands: dot, softmax
+// and layer_norm by a constraint that subsumes the typed op's; the reductions and eval (whose
+// constraints cannot be subsumed) by a parameter `N<P...>` taken by value, which is more
+// specialized than the typed op's `X&&`. So the same generic lambda runs eagerly on tensors and
+// traced under nax::jit. This header must be included before such a lambda is defined.
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/core/shape_of.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/kernels/reduce_kind.hpp>
+#include <nax/runtime/fused_expression.hpp>
+#include <nax/runtime/traced.hpp>
+#include <nax/typed/dot.hpp>
+#include <nax/typed/elementwise.hpp>
+#include <nax/typed/layer_norm.hpp>
+#include <nax/typed/reduce.hpp>
+#include <nax/typed/softmax.hpp>
+
+namespace nax {
+namespace detail {
+
+template <kernels::reduce_kind Kind, class... Axes, class X>
+auto traced_reduce(const X& x) {
+  using V = typename X::value_type;
+  using in_axes = typename X::axes_type;
+  // An error here means a reduced axis is not an axis of the expression.
+  static_assert((require<axes_contains_v<in_axes, Axes>,
+                         error::axis_not_in_list<axis_diagnostic_name<Axes>>> &&
+                 ...));
+  static_assert(check_unique_axes<axes<Axes...>>);
+  static_assert(!std::is_same_v<V, bool>, "nax: reduce a bool expression after nax::cast<int>(e)");
+  const graph::axis_ref reduced[] = {graph::axis_ref(Axes::name)...};
+  const graph::value v = lower(x);
+  return make_traced<V, axes_difference<in_axes, axes<Axes...>>>(
+      v.owner().reduce(Kind, v, reduced));
+}
+
+template <class A, class V, class P>
+graph::value layer_norm_parameter(graph::builder& g, const P& p) {
+  if constexpr (std::is_arithmetic_v<P>) {
+    return g.broadcast(g.constant(static_cast<double>(static_cast<V>(p)), dtype_of<V>),
+                       shape_of<V, A>());
+  } else {
+    // An error here means gamma or beta is neither a scalar nor computed from the traced
+    // function's inputs over exactly the normalized axis.
+    static_assert(is_traced_v<P> && std::is_same_v<typename P::axes_type, axes<A>> &&
+                      std::is_same_v<typename P::value_type, V>,
+                  "nax::jit: layer_norm's gamma and beta must be scalars or traced values over "
+                  "the normalized axis alone");
+    return lower(p);
+  }
+}
+
+}  // namespace detail
+
+/// nax::dot on traced operands: a dot_general node.
+template <class... Contract, class XA, class XB>
+requires(expression<XA>&& expression<XB> &&
+         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto dot(XA&& a, XB&& b) {
+  using EA = std::remove_cvref_t<XA>;
+  using EB = std::remove_cvref_t<XB>;
+  using LA = typename EA::axes_type;
+  using LB = typename EB::axes_type;
+  // An error here means an operand is a captured tensor: pass it as an input of nax::jit.
+  static_assert(detail::is_traced_v<XA> && detail::is_traced_v<XB>,
+                "nax::jit: both operands of nax::dot must be computed from the traced inputs");
+  using rule =
+      detail::dot_rule<typename EA::value_type, typename EB::value_type, LA, LB, Contract...>;
+  using contracted = typename rule::contracted;
+  using batch = typename rule::batch;
+
+  const graph::value va = detail::lower(a), vb = detail::lower(b);
+  std::vector<graph::axis_pair> contract_pairs, batch_pairs;
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, contracted>>(
+      [&](auto id) {
+        using A = typename decltype(id)::type;
+        contract_pairs.push_back({A::name, A::name});
+      });
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, batch>>(
+      [&](auto id) {
+        using A = typename decltype(id)::type;
+        batch_pairs.push_back({A::name, A::name});
+      });
+  return detail::make_traced<typename EA::value_type, typename rule::result>(
+      va.owner().dot_general(va, vb, contract_pairs, batch_pairs));
+}
+
+// The reductions on traced operands: a reduce node.
+template <class... Axes, template <class...> class N, class... P>
+requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto sum(N<P...> x) {
+  return detail::traced_reduce<kernels::reduce_kind::sum, Axes...>(x);
+}
+template <class... Axes, template <class...> class N, class... P>
+requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto mean(N<P...> x) {
+  return detail::traced_reduce<kernels::reduce_kind::mean, Axes...>(x);
+}
+template <class... Axes, template <class...> class N, class... P>
+requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto max(N<P...> x) {
+  return detail::traced_reduce<kernels::reduce_kind::max, Axes...>(x);
+}
+template <class... Axes, template <class...> class N, class... P>
+requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto min(N<P...> x) {
+  return detail::traced_reduce<kernels::reduce_kind::min, Axes...>(x);
+}
+
+/// nax::eval on a traced expression: the fused node, as a traced value.
+template <template <class...> class N, class... P>
+requires detail::is_traced_v<N<P...>>
+auto eval(N<P...> e) { return detail::to_traced(e); }
+
+/// nax::softmax on a traced operand: a softmax node.
+template <class A, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto softmax(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  // An error here means the softmax axis is not an axis of the expression.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  static_assert(std::is_floating_point_v<typename E::value_type>,
+                "nax::softmax needs floating-point elements");
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<typename E::value_type, typename E::axes_type>(
+      v.owner().softmax(v, graph::axis_ref(A::name)));
+}
+
+/// nax::log_softmax on a traced operand: (x - max) - log(sum(exp(x - max))), the typed op's
+/// formula, as reduce and fused nodes (the graph has no log_softmax op).
+template <class A, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto log_softmax(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  static_assert(std::is_floating_point_v<typename E::value_type>,
+                "nax::log_softmax needs floating-point elements");
+  const auto t = detail::to_traced(x);
+  const auto shifted = nax::eval(t - nax::max<A>(t));
+  return nax::eval(shifted - nax::log(nax::sum<A>(nax::exp(shifted))));
+}
+
+/// nax::layer_norm on a traced operand: a layer_norm node (gamma and beta: traced values over
+/// the normalized axis, or scalars).
+template <class A, class X, class G, class B, class S>
+requires(expression<X> && (detail::is_traced_v<X> || detail::is_traced_v<G> ||
+                           detail::is_traced_v<B>)) auto layer_norm(X&& x, G&& gamma, B&& beta,
+                                                                    S eps) {
+  using E = std::remove_cvref_t<X>;
+  using V = typename E::value_type;
+  static_assert(detail::is_traced_v<X>,
+                "nax::jit: layer_norm's operand must be computed from the traced inputs");
+  // An error here means the normalized axis is not an axis of x.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  static_assert(std::is_floating_point_v<V>, "nax::layer_norm needs floating-point elements");
+  const graph::value v = detail::lower(x);
+  graph::builder& g = v.owner();
+  const graph::value gv = detail::layer_norm_parameter<A, V>(g, std::remove_cvref_t<G>(gamma));
+  const graph::value bv = detail::layer_norm_parameter<A, V>(g, std::remove_cvref_t<B>(beta));
+  return detail::make_traced<V, typename E::axes_type>(
+      g.layer_norm(v, gv, bv, graph::axis_ref(A::name), static_cast<double>(static_cast<V>(eps))));
+}
+
+}  // namespace nax

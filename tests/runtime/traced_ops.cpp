@@ -1,0 +1,96 @@
+// dot, reductions, log_softmax, softmax and layer_norm on traced values become graph ops; the
+// jitted results equal the eager typed code's over several bindings.
+#include "jit_helpers.hpp"
+
+#include <array>
+#include <tuple>
+#include <vector>
+
+using namespace jit_test;
+
+namespace {
+
+const auto mlp_block = [](auto x, auto w1, auto b1, auto w2, auto b2, auto gamma, auto beta) {
+  auto h = nax::eval(nax::gelu(nax::dot<hidden>(x, w1) + b1));  // traced: the fused node
+  auto r = nax::eval(nax::dot<ff>(h, w2) + b2 + x);             // the residual
+  return nax::layer_norm<hidden>(r, gamma, beta, 1e-5f);
+};
+
+const auto attention = [](auto q, auto k, auto v) {
+  auto p = nax::softmax<key>(nax::dot<head>(q, k) * 0.25f);  // [batch, seq, key]
+  return nax::dot<key>(p, v);                                // [batch, seq, hidden]
+};
+
+const auto statistics = [](auto x) {
+  return std::tuple(nax::sum<hidden>(x * x), nax::mean<hidden>(x),
+                    nax::max<hidden>(x) - nax::min<hidden>(x), nax::log_softmax<hidden>(x));
+};
+
+}  // namespace
+
+TEST_CASE("jit: an MLP block with a residual and layer_norm") {
+  auto f = nax::jit(mlp_block, nax::input<float, batch, hidden>("x"),
+                    nax::input<float, hidden, ff>("w1"), nax::input<float, ff>("b1"),
+                    nax::input<float, ff, hidden>("w2"), nax::input<float, hidden>("b2"),
+                    nax::input<float, hidden>("gamma"), nax::input<float, hidden>("beta"));
+  // dot, fused(add, gelu), dot, fused(add, add), layer_norm.
+  CHECK(step_kinds(f.executable()) == std::vector{g::op_kind::dot_general, g::op_kind::external,
+                                                  g::op_kind::dot_general, g::op_kind::external,
+                                                  g::op_kind::layer_norm});
+  CHECK(f.executable().program().steps[3].kernel->label() == "fused: add, add");
+
+  nax::tensor<float, hidden, ff> w1;
+  nax::tensor<float, ff> b1;
+  nax::tensor<float, ff, hidden> w2;
+  nax::tensor<float, hidden> b2, gamma, beta;
+  fill(w1, 1);
+  fill(b1, 2);
+  fill(w2, 3);
+  fill(b2, 4);
+  fill(gamma, 5, 0.5f, 1.5f);
+  fill(beta, 6);
+  for (std::size_t n : {1, 3, 64}) {
+    CAPTURE(n);
+    nax::tensor<float, batch, hidden> x{batch(n)};
+    fill(x, 7 + static_cast<std::uint32_t>(n));
+    const nax::tensor<float, batch, hidden> y = f(x, w1, b1, w2, b2, gamma, beta);
+    check_close(
+        y, nax::tensor<float, batch, hidden>(eager(mlp_block, x, w1, b1, w2, b2, gamma, beta)));
+  }
+  CHECK(f.executable().stats().misses == 3);
+}
+
+TEST_CASE("jit: attention-like softmax(dot(q, k) * s) contracted with v") {
+  auto f = nax::jit(attention, nax::input<float, batch, seq, head>("q"),
+                    nax::input<float, batch, key, head>("k"),
+                    nax::input<float, batch, key, hidden>("v"));
+  CHECK(step_kinds(f.executable()) == std::vector{g::op_kind::dot_general, g::op_kind::external,
+                                                  g::op_kind::softmax, g::op_kind::dot_general});
+  for (const std::array<int, 3>& nsk : {std::array{1, 1, 5}, {3, 7, 12}, {64, 9, 3}}) {
+    const int n = nsk[0], s = nsk[1], k = nsk[2];
+    CAPTURE(n);
+    nax::tensor<float, batch, seq, head> q{batch(n), seq(s)};
+    nax::tensor<float, batch, key, head> kk{batch(n), key(k)};
+    nax::tensor<float, batch, key, hidden> v{batch(n), key(k)};
+    fill(q, 1);
+    fill(kk, 2);
+    fill(v, 3);
+    const nax::tensor<float, batch, seq, hidden> y = f(q, kk, v);
+    check_close(y, nax::tensor<float, batch, seq, hidden>(eager(attention, q, kk, v)));
+  }
+}
+
+TEST_CASE("jit: reductions and log_softmax, returned as a tuple") {
+  auto f = nax::jit(statistics, nax::input<float, batch, hidden>("x"));
+  for (std::size_t n : {1, 3, 64}) {
+    CAPTURE(n);
+    nax::tensor<float, batch, hidden> x{batch(n)};
+    fill(x, 11 + static_cast<std::uint32_t>(n));
+    const auto [sum_sq, mean, range, log_p] = f(x);
+    const auto want = eager(statistics, x);
+    check_close(sum_sq, nax::eval(std::get<0>(want)));
+    check_close(mean, nax::eval(std::get<1>(want)));
+    check_close(range, nax::eval(std::get<2>(want)));
+    check_close(log_p, nax::eval(std::get<3>(want)));
+  }
+}
