@@ -7,10 +7,9 @@
 // the executable (binding extraction, LRU cache, specialization happen there) and returns typed
 // tensors, their type known at compile time from the trace.
 //
-//     auto mlp = nax::jit([](auto x, auto w, auto b) { return nax::gelu(nax::dot<hidden>(x, w) +
-//     b); },
-//                         nax::input<float, batch, hidden>("x"), nax::input<float, hidden,
-//                         out>("w"), nax::input<float, out>("b"));
+//     auto dense = [](auto x, auto w, auto b) { return nax::gelu(nax::dot<hidden>(x, w) + b); };
+//     auto mlp = nax::jit(dense, nax::input<float, batch, hidden>("x"),
+//                         nax::input<float, hidden, out>("w"), nax::input<float, out>("b"));
 //     nax::tensor<float, batch, out> y = mlp(x, w, b);
 
 #include <array>
