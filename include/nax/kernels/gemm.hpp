@@ -3,12 +3,13 @@
 //
 // The loop nest is the one of GotoBLAS/BLIS: for each kc x nc panel of B (packed into slivers of
 // nr columns) and each mc x kc block of A (packed into slivers of mr rows), an mr x nr register
-// tile of C accumulates one sliver of each with vector FMAs. Packing reads any layout (strided,
-// transposed, or computed on the fly by a panel source: an expression), so the micro-kernel
-// always streams unit-stride, aligned memory. Small products skip packing: the micro-kernel reads
-// A and B where they are. A row vector times a matrix (or a matrix times a column vector) streams
-// the matrix once instead. The epilogue (beta, bias and an activation) is applied to each tile
-// after its last K block, while it is still in L1.
+// tile of C accumulates one sliver of each with vector FMAs (a sliver of A held in L1 while those
+// of B stream past from L2). Packing reads any layout (strided, transposed, or computed on the
+// fly by a panel source: an expression), so the micro-kernel streams unit-stride, aligned memory.
+// Small products skip packing: the micro-kernel reads a row-major A and B where they are. A row
+// vector times a matrix (or a matrix times a column vector) streams the matrix once instead. The
+// epilogue (beta, bias and an activation) is applied to each tile after its last K block, while it
+// is still in L1.
 
 #include <algorithm>
 #include <cstddef>
