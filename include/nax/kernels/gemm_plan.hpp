@@ -97,9 +97,8 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
   // kc: the mr x kc sliver of A, reused by every sliver of B streaming past it, fills 3/8 of
   // L1 (the rest holds those slivers and C's tile); nc: the kc x nc panel of B half of L2; mc:
   // an mc x kc block of A packed at once, a quarter of this core's share of L3 (so A is packed
-  // once per K block, not once per panel of B). Each is then evened out over the
-  // blocks the extent needs (1024 = 2 x 512, not 672 + 352). Long slivers of A mean fewer
-  // passes over C; with its sliver in L1, A is packed once per panel of B.
+  // once per K block, not once per panel of B). Each is then evened out over the blocks the
+  // extent needs (1024 = 2 x 512, not 672 + 352). Long slivers of A mean fewer passes over C.
   const std::size_t l1 = caches.l1d ? caches.l1d : 32 * 1024;
   const std::size_t l2 = caches.l2 ? caches.l2 : 256 * 1024;
   const std::size_t l3 = caches.l3 / std::max<std::size_t>(1, caches.l3_sharing);
