@@ -23,11 +23,19 @@ TEST_CASE("blocking follows the caches and fits them") {
   CHECK(p.kc % 8 == 0);
   CHECK(p.mc % tile::mr == 0);
   CHECK(p.nc % tile::nr == 0);
-  // A sliver of B in 3/4 of L1, a block of A in a quarter of L2.
-  CHECK(tile::nr * p.kc * sizeof(float) <= 36 * 1024);
-  CHECK(tile::nr * (p.kc + 8) * sizeof(float) > 36 * 1024);
-  CHECK(p.mc * p.kc * sizeof(float) <= 512 * 1024);
-  CHECK(p.kc * p.nc * sizeof(float) <= 105 * 1024 * 1024 / 4);
+  // A sliver of A in 3/8 of L1 (no more than 8 rows of k short of it), a panel of B in half
+  // of L2, a block of A in a quarter of this core's share of L3 (here all of m at once).
+  CHECK(tile::mr * p.kc * sizeof(float) <= 18 * 1024);
+  CHECK(tile::mr * (p.kc + 16) * sizeof(float) > 18 * 1024);
+  CHECK(p.kc * p.nc * sizeof(float) <= 1024 * 1024);
+  CHECK(p.mc * p.kc * sizeof(float) <= 105 * 1024 * 1024 / 2 / 4);
+  CHECK(p.mc == 4104);
+  // Blocks are evened out over the extent: 1024 = 344 + 344 + 336 along k (not 384 + 384 +
+  // 256), 2 x 512 along n; one block along m.
+  const auto even = nax::kernels::plan_gemm<float>(1024, 1024, 1024, 1, 1, machine());
+  CHECK(even.kc == 344);
+  CHECK(even.nc == 512);
+  CHECK(even.mc == 1032);
   // A smaller L1 gives a smaller kc.
   auto small = machine();
   small.l1d = 16 * 1024;

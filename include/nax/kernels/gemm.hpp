@@ -3,12 +3,13 @@
 //
 // The loop nest is the one of GotoBLAS/BLIS: for each kc x nc panel of B (packed into slivers of
 // nr columns) and each mc x kc block of A (packed into slivers of mr rows), an mr x nr register
-// tile of C accumulates one sliver of each with vector FMAs. Packing reads any layout (strided,
-// transposed, or computed on the fly by a panel source: an expression), so the micro-kernel
-// always streams unit-stride, aligned memory. Small products skip packing: the micro-kernel reads
-// A and B where they are. A row vector times a matrix (or a matrix times a column vector) streams
-// the matrix once instead. The epilogue (beta, bias and an activation) is applied to each tile
-// after its last K block, while it is still in L1.
+// tile of C accumulates one sliver of each with vector FMAs (a sliver of A held in L1 while those
+// of B stream past from L2). Packing reads any layout (strided, transposed, or computed on the
+// fly by a panel source: an expression), so the micro-kernel streams unit-stride, aligned memory.
+// Small products skip packing: the micro-kernel reads a row-major A and B where they are. A row
+// vector times a matrix (or a matrix times a column vector) streams the matrix once instead. The
+// epilogue (beta, bias and an activation) is applied to each tile after its last K block, while it
+// is still in L1.
 
 #include <algorithm>
 #include <cstddef>
@@ -71,6 +72,43 @@ T* pack_buffer(std::size_t elements) {
   return buffer.get();
 }
 
+#if XSIMD_WITH_SSE2
+// 16-byte vectors: four floats or two doubles, the square blocks pack_a transposes.
+template <class T>
+using quad = xsimd::batch<T, xsimd::sse2>;
+
+/// d[p * mr + i] = a(i, p) for the q = quad<T>::size rows i < q of a (contiguous along p) and
+/// p < kc: q x q blocks transposed in registers (a scalar loop stores 4x slower, and the
+/// packing of A showed as 12% of a 1024^3 product).
+template <class T>
+void transpose_rows(const matrix_ref<const T>& a, std::size_t kc, T* d) {
+  constexpr std::size_t mr = register_tile<T>::mr, q = quad<T>::size;
+  using Q = quad<T>;
+  std::size_t p = 0;
+  for (; p + q <= kc; p += q) {
+    if constexpr (q == 4) {
+      const Q r0 = Q::load_unaligned(&a(0, p)), r1 = Q::load_unaligned(&a(1, p)),
+              r2 = Q::load_unaligned(&a(2, p)), r3 = Q::load_unaligned(&a(3, p));
+      using D = xsimd::batch<double, xsimd::sse2>;
+      const D t0 = xsimd::bitwise_cast<D>(xsimd::zip_lo(r0, r1)),
+              t1 = xsimd::bitwise_cast<D>(xsimd::zip_hi(r0, r1)),
+              t2 = xsimd::bitwise_cast<D>(xsimd::zip_lo(r2, r3)),
+              t3 = xsimd::bitwise_cast<D>(xsimd::zip_hi(r2, r3));
+      xsimd::bitwise_cast<Q>(xsimd::zip_lo(t0, t2)).store_unaligned(d + p * mr);
+      xsimd::bitwise_cast<Q>(xsimd::zip_hi(t0, t2)).store_unaligned(d + (p + 1) * mr);
+      xsimd::bitwise_cast<Q>(xsimd::zip_lo(t1, t3)).store_unaligned(d + (p + 2) * mr);
+      xsimd::bitwise_cast<Q>(xsimd::zip_hi(t1, t3)).store_unaligned(d + (p + 3) * mr);
+    } else {
+      const Q r0 = Q::load_unaligned(&a(0, p)), r1 = Q::load_unaligned(&a(1, p));
+      xsimd::zip_lo(r0, r1).store_unaligned(d + p * mr);
+      xsimd::zip_hi(r0, r1).store_unaligned(d + (p + 1) * mr);
+    }
+  }
+  for (; p < kc; ++p)
+    for (std::size_t i = 0; i < q; ++i) d[p * mr + i] = a(i, p);
+}
+#endif
+
 /// Packs rows [0, mc) x columns [0, kc) of a into slivers of mr rows: sliver s holds, for each
 /// p, its mr values of column p side by side (rows past mc are zero).
 template <class T>
@@ -80,8 +118,13 @@ void pack_a(const matrix_ref<const T>& a, std::size_t mc, std::size_t kc, T* dst
     const std::size_t rows = std::min(mr, mc - ir);
     T* d = dst + ir * kc;
     if (rows < mr) std::fill(d, d + mr * kc, T(0));
-    if (a.cs == 1) {  // rows of A are contiguous along k
-      for (std::size_t i = 0; i < rows; ++i) {
+    if (a.cs == 1) {  // rows of A are contiguous along k: a transpose
+      std::size_t i = 0;
+#if XSIMD_WITH_SSE2
+      for (; i + quad<T>::size <= rows; i += quad<T>::size)
+        transpose_rows(a.at(ir + i, 0), kc, d + i);
+#endif
+      for (; i < rows; ++i) {
         const T* src = &a(ir + i, 0);
         for (std::size_t p = 0; p < kc; ++p) d[p * mr + i] = src[p];
       }
@@ -97,16 +140,28 @@ void pack_a(const matrix_ref<const T>& a, std::size_t mc, std::size_t kc, T* dst
 template <class T>
 void pack_b(const matrix_ref<const T>& b, std::size_t kc, std::size_t nc, T* dst) {
   constexpr std::size_t nr = register_tile<T>::nr, w = vec<T>::size;
+  if (b.cs == 1) {
+    // Row by row: each row of the panel is read once, sequentially (sliver by sliver, the
+    // reads of a wide B step a whole row apart, which no prefetcher follows: packing took
+    // half of a 32 x 768 x 3072 product).
+    const std::size_t full = nc / nr * nr, rest = nc - full;
+    for (std::size_t p = 0; p < kc; ++p) {
+      const T* src = &b(p, 0);
+      for (std::size_t jr = 0; jr < full; jr += nr)
+        for (std::size_t v = 0; v < nr; v += w)
+          vec<T>::load_unaligned(src + jr + v).store_aligned(dst + jr * kc + p * nr + v);
+      if (rest) {
+        T* d = dst + full * kc + p * nr;
+        std::copy(src + full, src + nc, d);
+        std::fill(d + rest, d + nr, T(0));
+      }
+    }
+    return;
+  }
   for (std::size_t jr = 0; jr < nc; jr += nr) {
     const std::size_t cols = std::min(nr, nc - jr);
     T* d = dst + jr * kc;
-    if (cols == nr && b.cs == 1) {
-      for (std::size_t p = 0; p < kc; ++p) {
-        const T* src = &b(p, jr);
-        for (std::size_t v = 0; v < nr; v += w)
-          vec<T>::load_unaligned(src + v).store_aligned(d + p * nr + v);
-      }
-    } else if (b.rs == 1) {  // columns contiguous (a transposed operand)
+    if (b.rs == 1) {  // columns contiguous (a transposed operand)
       if (cols < nr) std::fill(d, d + nr * kc, T(0));
       for (std::size_t j = 0; j < cols; ++j) {
         const T* src = &b(0, jr + j);
@@ -159,16 +214,18 @@ void pack_b(const S& b, std::size_t kc, std::size_t nc, T* dst) {
   }
 }
 
-/// acc = the mr x nr tile of A B over kc steps, A packed (a sliver of mr rows). B is packed, or
-/// (the small path) read in place by rows b_rs apart, at unit stride along n.
-template <class T, bool PackedB>
+/// acc = the Rows x nr tile of A B over kc steps. A is packed (a sliver of mr rows, of which
+/// the first Rows are used: edge tiles of fewer rows run fewer FMAs), or (the small path) read
+/// in place by rows a_rs apart, at unit stride along k. B is packed, or read in place by rows
+/// b_rs apart, at unit stride along n.
+template <class T, std::size_t Rows, bool PackedA, bool PackedB>
 [[gnu::always_inline]] inline void micro_kernel(
-    std::size_t kc, const T* a, const T* b, std::ptrdiff_t b_rs,
+    std::size_t kc, const T* a, std::ptrdiff_t a_rs, const T* b, std::ptrdiff_t b_rs,
     vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors]) {
   using tile = register_tile<T>;
   constexpr std::size_t mr = tile::mr, nv = tile::vectors, w = vec<T>::size;
 #pragma GCC unroll 16
-  for (std::size_t i = 0; i < mr; ++i)
+  for (std::size_t i = 0; i < Rows; ++i)
     for (std::size_t v = 0; v < nv; ++v) acc[i][v] = vec<T>(T(0));
   for (std::size_t p = 0; p < kc; ++p) {
     const T* bp = PackedB ? b + p * tile::nr : b + static_cast<std::ptrdiff_t>(p) * b_rs;
@@ -177,8 +234,8 @@ template <class T, bool PackedB>
     for (std::size_t v = 0; v < nv; ++v)
       bv[v] = PackedB ? vec<T>::load_aligned(bp + v * w) : vec<T>::load_unaligned(bp + v * w);
 #pragma GCC unroll 16
-    for (std::size_t i = 0; i < mr; ++i) {
-      const vec<T> ai(a[p * mr + i]);
+    for (std::size_t i = 0; i < Rows; ++i) {
+      const vec<T> ai(PackedA ? a[p * mr + i] : a[static_cast<std::ptrdiff_t>(i) * a_rs + p]);
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < nv; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
     }
@@ -194,6 +251,22 @@ template <class T>
     const char* p = reinterpret_cast<const char*>(c.data + static_cast<std::ptrdiff_t>(i) * c.rs);
     __builtin_prefetch(p, 1, 3);
     __builtin_prefetch(p + row_bytes - 1, 1, 3);
+  }
+}
+
+/// Asks L2 for a rows x cols matrix of unit stride along rows or columns (else nothing): the
+/// next product of a batch of small ones, whose operands come from L3 or memory, while the
+/// current one runs.
+template <class T>
+void prefetch_l2(const matrix_ref<const T>& x, std::size_t rows, std::size_t cols) {
+  const bool by_rows = x.cs == 1;
+  if (!by_rows && x.rs != 1) return;
+  const std::size_t lines = by_rows ? rows : cols, bytes = (by_rows ? cols : rows) * sizeof(T);
+  const std::ptrdiff_t step = by_rows ? x.rs : x.cs;
+  for (std::size_t l = 0; l < lines; ++l) {
+    const char* p = reinterpret_cast<const char*>(x.data + static_cast<std::ptrdiff_t>(l) * step);
+    for (std::size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 2);
+    __builtin_prefetch(p + bytes - 1, 0, 2);
   }
 }
 
@@ -217,7 +290,8 @@ X activate(const X& x) {
 // product, plus C (scaled by beta in the first K block; not read when beta is 0 there), then in
 // the last K block the bias (`bias` yields it, called only when there is one) and the activation.
 template <class Act, class X, class T, class Old, class Bias>
-X updated(const X& product, const tile_update<T>& u, bool has_bias, Old old, Bias bias) {
+[[gnu::always_inline]] inline X updated(const X& product, const tile_update<T>& u, bool has_bias,
+                                        Old old, Bias bias) {
   X x = product * X(u.alpha);
   if (!u.first)
     x += old();
@@ -260,23 +334,73 @@ void update_row(const T* product, T* c, std::ptrdiff_t step, std::size_t n, cons
   }
 }
 
-/// Writes the tile acc to C at (row0, col0) (c points there), rows x cols of it valid. The
-/// accumulators go through an L1 buffer, so the epilogue runs on the elementwise kernels'
-/// vectors whatever width the micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized
-/// errors on AVX-512 min/max).
-template <class T, class Epi>
+/// Writes the first `rows` (<= Rows) x `cols` of the tile acc to C at (row0, col0) (c points
+/// there). Whole rows of a row-major C go straight from the accumulators; the rest (edge
+/// columns, strided C, and the activation, which only the last K block applies) through an L1
+/// buffer, so the epilogue runs on the elementwise kernels' vectors whatever width the
+/// micro-kernel uses (and g++ 12 raises false -Wmaybe-uninitialized errors on AVX-512 min/max).
+template <class T, std::size_t Rows, class Epi>
 [[gnu::always_inline]] inline void store_tile(
     const vec<T> (&acc)[register_tile<T>::mr][register_tile<T>::vectors], const matrix_ref<T>& c,
     std::size_t rows, std::size_t cols, const tile_update<T>& u, const Epi& epi, std::size_t row0,
     std::size_t col0) {
   using tile = register_tile<T>;
-  constexpr std::size_t mr = tile::mr, nv = tile::vectors, nr = tile::nr, w = vec<T>::size;
-  alignas(64) T tmp[mr][nr];
-  for (std::size_t i = 0; i < mr; ++i)
+  constexpr std::size_t nv = tile::vectors, nr = tile::nr, w = vec<T>::size;
+  if (cols == nr && c.cs == 1 && (std::is_void_v<typename Epi::activation> || !u.last)) {
+    const bool has_bias = epi.bias != nullptr;
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < Rows; ++i) {
+      if (i >= rows) break;
+      T* ci = c.data + static_cast<std::ptrdiff_t>(i) * c.rs;
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < nv; ++v)
+        updated<void>(
+            acc[i][v], u, has_bias, [&] { return vec<T>::load_unaligned(ci + v * w); },
+            [&] {
+              return epi.bias_per_row ? vec<T>(epi.bias[row0 + i])
+                                      : vec<T>::load_unaligned(epi.bias + col0 + v * w);
+            })
+            .store_unaligned(ci + v * w);
+    }
+    return;
+  }
+  alignas(64) T tmp[Rows][nr];
+  for (std::size_t i = 0; i < Rows; ++i)
     for (std::size_t v = 0; v < nv; ++v) acc[i][v].store_aligned(&tmp[i][v * w]);
   for (std::size_t i = 0; i < rows; ++i)
     update_row(tmp[i], c.data + static_cast<std::ptrdiff_t>(i) * c.rs, c.cs, cols, u, epi, row0 + i,
                col0);
+}
+
+/// One tile of C: the micro-kernel for Rows rows, then the store.
+template <class T, std::size_t Rows, bool PackedA, bool PackedB, class Epi>
+[[gnu::always_inline]] inline void tile_of_rows(std::size_t kc, const T* a, std::ptrdiff_t a_rs,
+                                                const T* b, std::ptrdiff_t b_rs,
+                                                const matrix_ref<T>& c, std::size_t rows,
+                                                std::size_t cols, const tile_update<T>& u,
+                                                const Epi& epi, std::size_t row0,
+                                                std::size_t col0) {
+  vec<T> acc[register_tile<T>::mr][register_tile<T>::vectors];
+  micro_kernel<T, Rows, PackedA, PackedB>(kc, a, a_rs, b, b_rs, acc);
+  store_tile<T, Rows>(acc, c, rows, cols, u, epi, row0, col0);
+}
+
+/// The tile at c of `rows` (<= mr) x `cols` (<= nr): an edge of fewer rows runs the kernel of
+/// a third or two thirds of mr rows (64 = 5 x 12 + 4 would otherwise waste 8/12 of a tile).
+template <class T, bool PackedA, bool PackedB, class Epi>
+void compute_tile(std::size_t kc, const T* a, std::ptrdiff_t a_rs, const T* b, std::ptrdiff_t b_rs,
+                  const matrix_ref<T>& c, std::size_t rows, std::size_t cols,
+                  const tile_update<T>& u, const Epi& epi, std::size_t row0, std::size_t col0) {
+  constexpr std::size_t mr = register_tile<T>::mr, third = mr / 3;
+  static_assert(mr % 3 == 0, "edge tiles are thirds of the register tile");
+  if (rows > 2 * third)
+    tile_of_rows<T, mr, PackedA, PackedB>(kc, a, a_rs, b, b_rs, c, rows, cols, u, epi, row0, col0);
+  else if (rows > third)
+    tile_of_rows<T, 2 * third, PackedA, PackedB>(kc, a, a_rs, b, b_rs, c, rows, cols, u, epi, row0,
+                                                 col0);
+  else
+    tile_of_rows<T, third, PackedA, PackedB>(kc, a, a_rs, b, b_rs, c, rows, cols, u, epi, row0,
+                                             col0);
 }
 
 // C = act(beta C + bias) for k = 0 (an empty sum).
@@ -293,7 +417,11 @@ void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::siz
     }
 }
 
-/// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread.
+/// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread. For each K
+/// block, an mc x kc block of A is packed once (mc is large: the block stays in L3) and each
+/// kc x nc panel of B in turn; the panel stays in L2 and each sliver of A (mr x kc) in L1
+/// while the slivers of B stream past it (the order of BLIS, whose micro-panels are these
+/// transposed). Packing A once per panel of B instead cost 7-8% at 2048^3.
 template <class T, class Epi, class A, class B>
 void gemm_packed(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>& c,
                  std::size_t m0, std::size_t m1, std::size_t n0, std::size_t n1, T alpha, T beta,
@@ -301,24 +429,25 @@ void gemm_packed(const gemm_plan& plan, const A& a, const B& b, const matrix_ref
   using tile = register_tile<T>;
   constexpr std::size_t mr = tile::mr, nr = tile::nr;
   const std::size_t k = plan.k;
-  T* const apack = pack_buffer<T, 0>(plan.mc * plan.kc);
+  const std::size_t mc = std::min(plan.mc, round_up(m1 - m0, mr));
+  T* const apack = pack_buffer<T, 0>(round_up(mc, mr) * plan.kc);
   T* const bpack = pack_buffer<T, 1>(plan.kc * detail::round_up(plan.nc, nr));
-  vec<T> acc[mr][tile::vectors];
-  for (std::size_t jc = n0; jc < n1; jc += plan.nc) {
-    const std::size_t nb = std::min(plan.nc, n1 - jc);
-    for (std::size_t pc = 0; pc < k; pc += plan.kc) {
-      const std::size_t kb = std::min(plan.kc, k - pc);
-      const tile_update<T> u{alpha, beta, pc == 0, pc + kb == k};
-      pack_b<T>(b.at(pc, jc), kb, nb, bpack);
-      for (std::size_t ic = m0; ic < m1; ic += plan.mc) {
-        const std::size_t mb = std::min(plan.mc, m1 - ic);
-        pack_a<T>(a.at(ic, pc), mb, kb, apack);
-        for (std::size_t jr = 0; jr < nb; jr += nr) {
-          for (std::size_t ir = 0; ir < mb; ir += mr) {
-            prefetch_tile(c.at(ic + ir, jc + jr), std::min(mr, mb - ir));
-            micro_kernel<T, true>(kb, apack + ir * kb, bpack + jr * kb, 0, acc);
-            store_tile(acc, c.at(ic + ir, jc + jr), std::min(mr, mb - ir), std::min(nr, nb - jr), u,
-                       epi, ic + ir, jc + jr);
+  for (std::size_t pc = 0; pc < k; pc += plan.kc) {
+    const std::size_t kb = std::min(plan.kc, k - pc);
+    const tile_update<T> u{alpha, beta, pc == 0, pc + kb == k};
+    for (std::size_t ic = m0; ic < m1; ic += mc) {
+      const std::size_t mb = std::min(mc, m1 - ic);
+      pack_a<T>(a.at(ic, pc), mb, kb, apack);
+      for (std::size_t jc = n0; jc < n1; jc += plan.nc) {
+        const std::size_t nb = std::min(plan.nc, n1 - jc);
+        pack_b<T>(b.at(pc, jc), kb, nb, bpack);
+        for (std::size_t ir = 0; ir < mb; ir += mr) {
+          const std::size_t rows = std::min(mr, mb - ir);
+          for (std::size_t jr = 0; jr < nb; jr += nr) {
+            if (jr + nr < nb) prefetch_tile(c.at(ic + ir, jc + jr + nr), rows);
+            compute_tile<T, true, true>(kb, apack + ir * kb, 0, bpack + jr * kb, 0,
+                                        c.at(ic + ir, jc + jr), rows, std::min(nr, nb - jr), u, epi,
+                                        ic + ir, jc + jr);
           }
         }
       }
@@ -326,32 +455,47 @@ void gemm_packed(const gemm_plan& plan, const A& a, const B& b, const matrix_ref
   }
 }
 
-/// The same without cache blocking (the whole product fits in L2): A is packed once, whole (its
-/// broadcasts then come from one pointer); B is read in place when it has unit stride along n,
-/// else each sliver is packed.
+/// The same without cache blocking (the whole product fits in L2). A row-major A is read in
+/// place (packing it cost a quarter of a 64^3 product), but for a last tile of rows that no
+/// edge kernel covers exactly, which is packed (the kernel would read rows past m); any other
+/// A is packed once, whole. B is read in place where it has unit stride along n, else packed a
+/// sliver at a time (so is its last sliver when narrower than nr).
 template <class T, class Epi>
 void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matrix_ref<const T>& b,
                 const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::size_t n0,
                 std::size_t n1, T alpha, T beta, const Epi& epi) {
   using tile = register_tile<T>;
-  constexpr std::size_t mr = tile::mr, nr = tile::nr;
+  constexpr std::size_t mr = tile::mr, nr = tile::nr, third = mr / 3;
   const std::size_t k = plan.k;
   const tile_update<T> u{alpha, beta, true, true};
-  T* const apack = pack_buffer<T, 0>(round_up(m1 - m0, mr) * k);
+  const bool a_in_place = a.cs == 1;
+  // Rows of A from `packed_from` on are read from apack.
+  const std::size_t edge = (m1 - m0) % mr;
+  const std::size_t packed_from = !a_in_place ? m0 : edge % third != 0 ? m1 - edge : m1;
+  T* const apack = pack_buffer<T, 0>(round_up(m1 - packed_from, mr) * k);
   T* const bpack = pack_buffer<T, 1>(nr * k);
-  pack_a(a.at(m0, 0), m1 - m0, k, apack);
-  vec<T> acc[mr][tile::vectors];
+  if (packed_from < m1) pack_a(a.at(packed_from, 0), m1 - packed_from, k, apack);
   for (std::size_t jr = n0; jr < n1; jr += nr) {
     const std::size_t cols = std::min(nr, n1 - jr);
     const bool b_in_place = cols == nr && b.cs == 1;
     if (!b_in_place) pack_b(b.at(0, jr), k, cols, bpack);
+    const T* const bp = b_in_place ? &b(0, jr) : bpack;
     for (std::size_t ir = m0; ir < m1; ir += mr) {
-      const T* ap = apack + (ir - m0) * k;
-      if (b_in_place)
-        micro_kernel<T, false>(k, ap, &b(0, jr), b.rs, acc);
-      else
-        micro_kernel<T, true>(k, ap, bpack, 0, acc);
-      store_tile(acc, c.at(ir, jr), std::min(mr, m1 - ir), cols, u, epi, ir, jr);
+      const std::size_t rows = std::min(mr, m1 - ir);
+      const matrix_ref<T> ct = c.at(ir, jr);
+      if (ir < packed_from) {
+        if (b_in_place)
+          compute_tile<T, false, false>(k, &a(ir, 0), a.rs, bp, b.rs, ct, rows, cols, u, epi, ir,
+                                        jr);
+        else
+          compute_tile<T, false, true>(k, &a(ir, 0), a.rs, bp, 0, ct, rows, cols, u, epi, ir, jr);
+      } else {
+        const T* ap = apack + (ir - packed_from) * k;
+        if (b_in_place)
+          compute_tile<T, true, false>(k, ap, 0, bp, b.rs, ct, rows, cols, u, epi, ir, jr);
+        else
+          compute_tile<T, true, true>(k, ap, 0, bp, 0, ct, rows, cols, u, epi, ir, jr);
+      }
     }
   }
 }
@@ -484,8 +628,14 @@ void run_gemm(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>
     const std::size_t m0 = mt.begin * tile::mr, m1 = std::min(plan.m, mt.end * tile::mr);
     const std::size_t n0 = nt.begin * tile::nr, n1 = std::min(plan.n, nt.end * tile::nr);
     if (m0 >= m1 || n0 >= n1) return;
-    for (std::size_t bi = batches.begin; bi < batches.end; ++bi)
+    for (std::size_t bi = batches.begin; bi < batches.end; ++bi) {
+      if constexpr (is_matrix_ref_v<A, T> && is_matrix_ref_v<B, T>)
+        if (plan.algorithm == gemm_algorithm::small && bi + 1 < batches.end) {
+          prefetch_l2(a.batch(bi + 1).at(m0, 0), m1 - m0, plan.k);
+          prefetch_l2(b.batch(bi + 1).at(0, n0), plan.k, n1 - n0);
+        }
       gemm_one(plan, a.batch(bi), b.batch(bi), c.batch(bi), m0, m1, n0, n1, alpha, beta, epi);
+    }
   };
   const std::size_t tasks = plan.tasks();
   if (tasks == 1) {

@@ -58,8 +58,8 @@ inline const char* to_string(gemm_algorithm a) {
 struct gemm_plan {
   std::size_t m = 0, n = 0, k = 0, batch = 1;
   gemm_algorithm algorithm = gemm_algorithm::packed;
-  /// Block sizes: an mc x kc block of A stays in L2, a kc x nr sliver of B in L1, a kc x nc
-  /// panel of B in this core's share of L3.
+  /// Block sizes: an mr x kc sliver of A stays in L1 and a kc x nc panel of B in L2 while
+  /// the slivers of B stream past; an mc x kc block of A is packed at once (into L3).
   std::size_t mc = 0, kc = 0, nc = 0;
   /// Threads over batches, over row blocks and over column blocks (their product is the
   /// number of tasks; each packs its own panels).
@@ -94,20 +94,21 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
   p.n = n;
   p.k = k;
   p.batch = batch;
-  // kc: the kc x nr sliver of B, reused by every sliver of A, fills 3/4 of L1 (the rest holds
-  // the current sliver of A and C's tile). Long slivers mean fewer passes over C.
+  // kc: the mr x kc sliver of A, reused by every sliver of B streaming past it, fills 3/8 of
+  // L1 (the rest holds those slivers and C's tile); nc: the kc x nc panel of B half of L2; mc:
+  // an mc x kc block of A packed at once, a quarter of this core's share of L3 (so A is packed
+  // once per K block, not once per panel of B). Each is then evened out over the blocks the
+  // extent needs (1024 = 2 x 512, not 672 + 352). Long slivers of A mean fewer passes over C.
   const std::size_t l1 = caches.l1d ? caches.l1d : 32 * 1024;
   const std::size_t l2 = caches.l2 ? caches.l2 : 256 * 1024;
   const std::size_t l3 = caches.l3 / std::max<std::size_t>(1, caches.l3_sharing);
-  p.kc = std::min(detail::round_up(std::max<std::size_t>(k, 1), 8),
-                  detail::round_down(l1 * 3 / 4 / (tile::nr * sizeof(T)), 8));
-  // mc: an mc x kc block of A fills about a quarter of L2 (the B panel streams through the
-  // rest); nc: a kc x nc panel of B at most half of this core's L3 share.
-  p.mc = std::min(detail::round_up(std::max<std::size_t>(m, 1), tile::mr),
-                  detail::round_down(l2 / 4 / (p.kc * sizeof(T)), tile::mr));
-  p.nc = std::min(
-      detail::round_up(std::max<std::size_t>(n, 1), tile::nr),
-      detail::round_down(std::max<std::size_t>(l3, l2) / 2 / (p.kc * sizeof(T)), tile::nr));
+  const auto even = [](std::size_t extent, std::size_t most, std::size_t unit) {
+    const std::size_t e = std::max<std::size_t>(extent, 1), blocks = (e + most - 1) / most;
+    return detail::round_up((e + blocks - 1) / blocks, unit);
+  };
+  p.kc = even(k, detail::round_down(l1 * 3 / 8 / (tile::mr * sizeof(T)), 8), 8);
+  p.nc = even(n, detail::round_down(l2 / 2 / (p.kc * sizeof(T)), tile::nr), tile::nr);
+  p.mc = even(m, detail::round_down(std::max(l3, l2) / 4 / (p.kc * sizeof(T)), tile::mr), tile::mr);
   // A row or column vector times a matrix: each element of the matrix is used once. Small
   // products: packing costs as much as it saves when every operand already fits in L2.
   if (m == 1 || n == 1)
