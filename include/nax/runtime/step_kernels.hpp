@@ -239,12 +239,14 @@ inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
                                                   std::span<const nax::shape> shapes,
                                                   std::vector<scratch_request>& scratch) {
   const nax::shape &as = shapes[s.args[0]], &bs = shapes[s.args[1]], &cs = shapes[s.result];
-  std::vector<std::size_t> a_batch, a_free, a_con, b_batch, b_free, b_con;
-  std::vector<bool> a_used(as.rank(), false), b_used(bs.rank(), false);
+  using group = nax::detail::small_vector<std::size_t, 6>;
+  group a_batch, a_free, a_con, b_batch, b_free, b_con;
+  nax::detail::small_vector<bool, 6> a_used, b_used;
+  a_used.resize(as.rank());
+  b_used.resize(bs.rank());
   const std::size_t nc = static_cast<std::size_t>(s.ints[0]);
   const std::size_t nb = static_cast<std::size_t>(s.ints[1 + 2 * nc]);
-  auto pair = [&](std::size_t at, std::vector<std::size_t>& ga, std::vector<std::size_t>& gb,
-                  const char* role) {
+  auto pair = [&](std::size_t at, group& ga, group& gb, const char* role) {
     const auto i = static_cast<std::size_t>(s.ints[at]),
                j = static_cast<std::size_t>(s.ints[at + 1]);
     if (as[i].extent() != bs[j].extent())
@@ -373,15 +375,17 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
   const extents_vector out_ext = detail::extents_of(out);
   switch (s.kind) {
     case graph::op_kind::elementwise: {
-      std::vector<std::ptrdiff_t> strides;
+      nax::detail::small_vector<std::ptrdiff_t, 18> strides;
       nax::detail::small_vector<nax::dtype, 3> types;
       for (std::size_t i = 0; i < s.args.size(); ++i) {
         const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out);
-        strides.insert(strides.end(), st.begin(), st.end());
+        for (std::ptrdiff_t x : st) strides.push_back(x);
         types.push_back(shapes[s.args[i]].dtype());
       }
       return std::make_unique<elementwise_step>(
-          kernels::plan_elementwise_op(s.code, types, out_ext, strides), s.args, s.result);
+          kernels::plan_elementwise_op(s.code, std::span(types.data(), types.size()), out_ext,
+                                       std::span(strides.data(), strides.size())),
+          s.args, s.result);
     }
     case graph::op_kind::reduce: {
       const nax::shape& in = shapes[s.args[0]];
