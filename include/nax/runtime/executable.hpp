@@ -4,6 +4,11 @@
 // a bounded LRU cache keyed by the complete binding (building it on a miss), leases an arena
 // and runs the steps. A graph without dynamic axes has one specialization, built at compile
 // time, and skips binding extraction and the cache.
+//
+// The hit path is built for a thread repeating a binding: the extents are read through a table
+// made once per executable (no name lookups), and each thread's last specialization and arena
+// of this executable are reused when the extents match, with no hashing, lock or reference
+// count (one atomic increment keeps the hit count and LRU order exact).
 
 #include <algorithm>
 #include <atomic>

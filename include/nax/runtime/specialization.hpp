@@ -91,6 +91,7 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
 
   // Intermediates first, then the steps' scratch, in one memory plan.
   std::vector<buffer_request> requests;
+  requests.reserve(n);
   std::vector<std::size_t> request_of(n, static_cast<std::size_t>(-1));
   for (std::size_t v = 0; v < n; ++v) {
     const graph::program_value& pv = p.values[v];
@@ -114,7 +115,7 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
   for (std::size_t k = 0; k < scratch.size(); ++k)
     *scratch[k].offset = plan.offsets[first_scratch + k];
   s->arena_bytes = plan.arena_bytes;
-  s->live_peak_bytes = live_bytes_peak(requests);
+  s->live_peak_bytes = plan.live_peak_bytes;
   s->pool_bytes = pow2_pool_bytes(requests);
 
   specialization* self = s.get();

@@ -4,6 +4,7 @@
 // arithmetic. Operand consistency that symbolic inference could not prove (an axis unified with a
 // static extent, then bound to another) is checked here, once per specialization.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -91,6 +92,13 @@ class elementwise_step final : public step_kernel {
       : plan_(std::move(plan)), result_(result) {
     for (graph::value_index a : args) args_.push_back(a);
   }
+  /// The plan made by `make_plan()` right in place (a plan is a few hundred bytes).
+  template <std::invocable MakePlan>
+  elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
+                   graph::value_index result)
+      : plan_(make_plan()), result_(result) {
+    for (graph::value_index a : args) args_.push_back(a);
+  }
   void run(void* const* values, std::byte*) const override {
     const void* in[3];
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
@@ -109,8 +117,9 @@ class elementwise_step final : public step_kernel {
 // the step.
 inline strides_vector operand_strides(const graph::program_step& s, const nax::shape& in,
                                       std::size_t operand, const nax::shape& out,
+                                      std::span<const std::size_t> out_ext,
                                       std::span<const std::size_t> axis_map) {
-  const extents_vector in_ext = detail::extents_of(in), out_ext = detail::extents_of(out);
+  const extents_vector in_ext = detail::extents_of(in);
   for (std::size_t i = 0; i < in.rank(); ++i)
     if (in_ext[i] != 1 && in_ext[i] != out_ext[axis_map[i]])
       detail::throw_extent_mismatch(s, in, i, out, axis_map[i],
@@ -124,12 +133,29 @@ inline strides_vector operand_strides(const graph::program_step& s, const nax::s
 // An elementwise operand's strides, as the builder broadcast it: rank 0 everywhere, by name when
 // all axes of both are named, else by position.
 inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
-                                        std::size_t operand, const nax::shape& out) {
+                                        std::size_t operand, const nax::shape& out,
+                                        std::span<const std::size_t> out_ext) {
   const bool by_name = graph::detail::all_named(in) && graph::detail::all_named(out);
   extents_vector axis_map;
-  for (std::size_t i = 0; i < in.rank(); ++i)
-    axis_map.push_back(by_name ? *out.index_of(in[i].name().view()) : i);
-  return operand_strides(s, in, operand, out, axis_map);
+  for (std::size_t i = 0; i < in.rank(); ++i) {
+    std::size_t j = i;
+    if (by_name)  // interned names: compared by address
+      for (j = 0; j < out.rank() && out[j].name() != in[i].name(); ++j) {
+      }
+    axis_map.push_back(j);
+  }
+  return operand_strides(s, in, operand, out, out_ext, axis_map);
+}
+
+// The same two, reading out's extents themselves.
+inline strides_vector operand_strides(const graph::program_step& s, const nax::shape& in,
+                                      std::size_t operand, const nax::shape& out,
+                                      std::span<const std::size_t> axis_map) {
+  return operand_strides(s, in, operand, out, detail::extents_of(out), axis_map);
+}
+inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
+                                        std::size_t operand, const nax::shape& out) {
+  return broadcast_strides(s, in, operand, out, detail::extents_of(out));
 }
 
 // --- dot_general --------------------------------------------------------------------------------
@@ -378,13 +404,15 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
       nax::detail::small_vector<std::ptrdiff_t, 18> strides;
       nax::detail::small_vector<nax::dtype, 3> types;
       for (std::size_t i = 0; i < s.args.size(); ++i) {
-        const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out);
+        const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out, out_ext);
         for (std::ptrdiff_t x : st) strides.push_back(x);
         types.push_back(shapes[s.args[i]].dtype());
       }
       return std::make_unique<elementwise_step>(
-          kernels::plan_elementwise_op(s.code, std::span(types.data(), types.size()), out_ext,
-                                       std::span(strides.data(), strides.size())),
+          [&] {
+            return kernels::plan_elementwise_op(s.code, std::span(types.data(), types.size()),
+                                                out_ext, std::span(strides.data(), strides.size()));
+          },
           s.args, s.result);
     }
     case graph::op_kind::reduce: {
@@ -430,7 +458,8 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
       extents_vector axis_map;
       for (std::int32_t j : s.ints) axis_map.push_back(static_cast<std::size_t>(j));
       return std::make_unique<copy_step>(
-          kernels::plan_copy(size_of(in.dtype()), out_ext, operand_strides(s, in, 0, out, axis_map),
+          kernels::plan_copy(size_of(in.dtype()), out_ext,
+                             operand_strides(s, in, 0, out, out_ext, axis_map),
                              detail::dense_strides(out)),
           s.args[0], 0, s.result);
     }
