@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -49,7 +51,60 @@ bool run_and_check(nax::executable& ex, const graph& gr, std::size_t batch, std:
   return got.shape() == want.shape && reference::max_error(got, want) <= 1e-6;
 }
 
+// y = x + 1, and at batch 1 also a nested run of the same executable at batch 2 from inside
+// the step (checked here), while the outer run's arena holds y.
+struct nested_kernel final : nax::runtime::external_kernel {
+  nax::executable* ex = nullptr;
+  std::atomic<int>* failures = nullptr;
+
+  std::string label() const override { return "nested"; }
+  struct step final : nax::runtime::step_kernel {
+    std::uint32_t in, out;
+    std::size_t batch;
+    const nested_kernel* owner;
+    step(std::uint32_t i, std::uint32_t o, std::size_t b, const nested_kernel* k)
+        : in(i), out(o), batch(b), owner(k) {}
+    void run(void* const* values, std::byte*) const override {
+      const auto* x = static_cast<const float*>(values[in]);
+      auto* y = static_cast<float*>(values[out]);
+      for (std::size_t i = 0; i < batch; ++i) y[i] = x[i] + 1;
+      if (batch != 1) return;
+      dyn_tensor inner(shape::make(dtype::f32, {dim::named("batch", 2)}));
+      inner.data<float>()[0] = 10;
+      inner.data<float>()[1] = 20;
+      const dyn_tensor got = owner->ex->run({inner})[0];
+      if (got.data<float>()[0] != 22 || got.data<float>()[1] != 42) ++*owner->failures;
+    }
+  };
+  std::unique_ptr<nax::runtime::step_kernel> make(std::span<const std::uint32_t> args,
+                                                  std::uint32_t result,
+                                                  std::span<const shape> shapes) const override {
+    return std::make_unique<step>(args[0], result, shapes[args[0]][0].extent(), this);
+  }
+};
+
 }  // namespace
+
+TEST_CASE("a run nested in a step of the same executable leaves the outer run's slot alone") {
+  auto kernel = std::make_shared<nested_kernel>();
+  std::atomic<int> failures{0};
+  kernel->failures = &failures;
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch"}));
+  const g::value args[] = {x};
+  auto y = b.external(kernel, args, shape::make(dtype::f32, {"batch"}));
+  auto ex = g::compile(b, {y * 2.0}, {.max_specializations = 1});
+  kernel->ex = &ex;
+  for (const std::size_t batch : {1u, 1u, 2u, 1u, 2u, 2u, 1u}) {
+    CAPTURE(batch);
+    dyn_tensor in(shape::make(dtype::f32, {dim::named("batch", batch)}));
+    for (std::size_t i = 0; i < batch; ++i) in.data<float>()[i] = static_cast<float>(i + 1);
+    const dyn_tensor got = ex.run({in})[0];
+    for (std::size_t i = 0; i < batch; ++i)
+      CHECK(got.data<float>()[i] == static_cast<float>(2 * (i + 2)));
+  }
+  CHECK(failures.load() == 0);
+}
 
 TEST_CASE("a thread's last hit never serves another binding") {
   const graph gr;

@@ -41,7 +41,8 @@ namespace detail {
 
 inline extents_vector extents_of(const nax::shape& s) {
   extents_vector e;
-  for (const dim& d : s.dims()) e.push_back(d.extent());
+  e.resize(s.rank());
+  for (std::size_t i = 0; i < s.rank(); ++i) e[i] = s[i].extent();
   return e;
 }
 
