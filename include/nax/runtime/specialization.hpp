@@ -100,10 +100,11 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
     requests.push_back({s->shapes[v].num_bytes(), pv.first_step, pv.last_step});
   }
   std::vector<scratch_request> scratch;
+  plan_memo memo;
   s->kernels.reserve(p.steps.size());
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     const std::size_t before = scratch.size();
-    s->kernels.push_back(make_step_kernel(p, p.steps[i], s->shapes, scratch));
+    s->kernels.push_back(make_step_kernel(p, p.steps[i], s->shapes, scratch, &memo));
     for (std::size_t k = before; k < scratch.size(); ++k)
       requests.push_back({scratch[k].bytes, i, i});
   }
