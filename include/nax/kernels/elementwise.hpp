@@ -386,8 +386,8 @@ struct elementwise_plan {
   std::size_t segments = 1;  // blocks per row, with row_blocks
   std::size_t rank = 1;      // of the collapsed geometry (>= 1)
   std::size_t inner = 1;     // the collapsed inner extent (a row)
-  // Inline capacities fit a graph step (one op over up to 3 inputs, rank <= 4 after
-  // collapsing): planning one allocates nothing.
+  // Inline capacities fit a graph step (one op; 2 inputs of collapsed rank <= 4, or 3 of rank
+  // <= 2): planning one allocates nothing. Larger ones spill to the heap.
   nax::detail::small_vector<std::size_t, 4> extents;  // collapsed, outer to inner
   // collapsed; input i's at [i * rank, (i + 1) * rank)
   nax::detail::small_vector<std::ptrdiff_t, 8> strides;
