@@ -220,11 +220,13 @@ TEST_CASE("the power-of-two pool reuses a bucket once its buffer is dead") {
   CHECK(pool({}) == 0);
   CHECK(pool({{0, 0, 5}}) == 0);
   CHECK(pool({{65, 0, 0}}) == 128);
-  CHECK(pool({{100, 0, 0}, {100, 1, 1}}) == 128);  // reused
-  CHECK(pool({{100, 0, 0}, {120, 1, 1}}) == 128);  // same bucket
-  CHECK(pool({{100, 0, 1}, {100, 1, 2}}) == 256);  // both live at step 1
-  CHECK(pool({{100, 0, 0}, {200, 1, 1}}) == 384);  // other bucket
-  CHECK(pool({{300, 0, 0}, {100, 1, 1}}) == 640);  // no splitting
+  CHECK(pool({{100, 0, 0}, {100, 1, 1}}) == 128);               // reused
+  CHECK(pool({{100, 0, 0}, {120, 1, 1}}) == 128);               // same bucket
+  CHECK(pool({{100, 0, 1}, {100, 1, 2}}) == 256);               // both live at step 1
+  CHECK(pool({{100, 0, 0}, {200, 1, 1}}) == 384);               // other bucket
+  CHECK(pool({{300, 0, 0}, {100, 1, 1}}) == 640);               // no splitting
+  CHECK(pool({{100, 1, 1}, {100, 0, 0}}) == 128);               // requests out of step order
+  CHECK(pool({{100, 0, 3}, {100, 1, 1}, {100, 2, 2}}) == 256);  // ends out of order
   CHECK(pool({{64, 0, 0}, {64, 0, 0}, {64, 1, 1}, {64, 1, 1}, {64, 1, 1}}) == 192);
   // Order of the requests does not matter, only their steps.
   CHECK(pool({{64, 1, 1}, {64, 0, 0}}) == 64);
@@ -300,6 +302,7 @@ TEST_CASE("random request sets get sound plans no smaller than the live peak") {
     const size_t live_peak = nax::live_bytes_peak(requests, alignment);
     CHECK(live_peak == quadratic_peak(requests, alignment));
     CHECK(plan.arena_bytes >= live_peak);
+    CHECK(plan.live_peak_bytes == live_peak);
     CHECK(plan.arena_bytes <= total);
     CHECK(plan.arena_bytes % alignment == 0);
     const memory_plan again = nax::plan_memory(requests, alignment);

@@ -30,6 +30,7 @@
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
 #include <nax/kernels/elementwise_ops.hpp>
 #include <nax/runtime/cache_info.hpp>
 #include <nax/runtime/thread_pool.hpp>
@@ -377,21 +378,24 @@ inline constexpr std::size_t ew_scratch_bytes = 32 * 1024;
 /// size and parallel grain, and per instruction the body to call. Made by plan_elementwise; read
 /// by run_elementwise. Copyable; running it does not modify it (several threads may run one).
 struct elementwise_plan {
-  std::size_t size = 0;              // output elements (0: running does nothing)
-  std::size_t block = 0;             // elements per block
-  std::size_t blocks = 0;            // blocks per run
-  std::size_t grain = 1;             // blocks per parallel chunk, at least
-  bool row_blocks = true;            // blocks stay within a row (else they run across short rows)
-  std::size_t segments = 1;          // blocks per row, with row_blocks
-  std::size_t rank = 1;              // of the collapsed geometry (>= 1)
-  std::size_t inner = 1;             // the collapsed inner extent (a row)
-  std::vector<std::size_t> extents;  // collapsed, outer to inner
-  std::vector<std::ptrdiff_t> strides;   // collapsed; input i's at [i * rank, (i + 1) * rank)
-  std::vector<detail::ew_input> inputs;  // per program input
-  std::vector<detail::ew_step> steps;    // the instructions an output depends on, in order
-  std::vector<detail::ew_copy> copies;
-  std::vector<dtype> output_dtypes;  // per output
-  std::size_t values = 0;            // pointer-table entries: inputs + instructions
+  std::size_t size = 0;      // output elements (0: running does nothing)
+  std::size_t block = 0;     // elements per block
+  std::size_t blocks = 0;    // blocks per run
+  std::size_t grain = 1;     // blocks per parallel chunk, at least
+  bool row_blocks = true;    // blocks stay within a row (else they run across short rows)
+  std::size_t segments = 1;  // blocks per row, with row_blocks
+  std::size_t rank = 1;      // of the collapsed geometry (>= 1)
+  std::size_t inner = 1;     // the collapsed inner extent (a row)
+  // Inline capacities fit a graph step (one op; 2 inputs of collapsed rank <= 4, or 3 of rank
+  // <= 2): planning one allocates nothing. Larger ones spill to the heap.
+  nax::detail::small_vector<std::size_t, 4> extents;  // collapsed, outer to inner
+  // collapsed; input i's at [i * rank, (i + 1) * rank)
+  nax::detail::small_vector<std::ptrdiff_t, 8> strides;
+  nax::detail::small_vector<detail::ew_input, 3> inputs;  // per program input
+  nax::detail::small_vector<detail::ew_step, 2> steps;    // the instructions outputs need, in order
+  nax::detail::small_vector<detail::ew_copy, 1> copies;
+  nax::detail::small_vector<dtype, 2> output_dtypes;  // per output
+  std::size_t values = 0;  // pointer-table entries: inputs + instructions
 
   [[nodiscard]] std::size_t num_inputs() const noexcept { return inputs.size(); }
   [[nodiscard]] std::size_t num_outputs() const noexcept { return output_dtypes.size(); }
@@ -548,26 +552,27 @@ inline constexpr std::size_t ew_parallel_grain = std::size_t{1} << 15;
 
 // --- planning ---------------------------------------------------------------------------------
 
-/// Plans `program` for an output of `out_extents` (row-major; every output of the program has
-/// this shape, dense). `input_strides` holds, for each input i, its strides in elements over
-/// the output's axes at [i * rank, (i + 1) * rank) (0 where it is broadcast; see
-/// broadcast_strides). `block`: elements per block, 0 for a default that keeps every block
-/// buffer in L1. nax::shape_error for a malformed program, an op given dtypes it does not take,
-/// or strides of the wrong count.
-inline elementwise_plan plan_elementwise(const elementwise_program& program,
-                                         std::span<const std::size_t> out_extents,
-                                         std::span<const std::ptrdiff_t> input_strides,
-                                         std::size_t block = 0) {
+namespace detail {
+
+// plan_elementwise over a program given as spans (so that a one-op program need not be built
+// in vectors). Temporaries are small_vectors: a graph step's program allocates nothing.
+inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_inputs,
+                                               std::span<const elementwise_instruction> code,
+                                               std::span<const std::uint32_t> program_outputs,
+                                               std::span<const std::size_t> out_extents,
+                                               std::span<const std::ptrdiff_t> input_strides,
+                                               std::size_t block) {
   using detail::ew_prefix;
-  const std::size_t k = program.inputs.size(), n = program.instructions.size();
+  const std::size_t k = program_inputs.size(), n = code.size();
   const std::size_t r = out_extents.size();
   elementwise_plan p;
 
   // The program: operands, dtypes, which results are needed (dead instructions are dropped).
-  std::vector<dtype> types(k + n);
-  std::copy(program.inputs.begin(), program.inputs.end(), types.begin());
+  nax::detail::small_vector<dtype, 8> types;
+  types.resize(k + n);
+  std::copy(program_inputs.begin(), program_inputs.end(), types.begin());
   for (std::size_t j = 0; j < n; ++j) {
-    const elementwise_instruction& ins = program.instructions[j];
+    const elementwise_instruction& ins = code[j];
     if (ins.op >= elementwise_op_count)
       nax::detail::throw_shape_error(ew_prefix, "unknown op ", ins.op, " (there are ",
                                      elementwise_op_count, ")");
@@ -587,12 +592,12 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     }
     types[k + j] = elementwise_result_dtype(ins.op, std::span(arg_types.data(), arity));
   }
-  if (program.outputs.empty())
+  if (program_outputs.empty())
     nax::detail::throw_shape_error(ew_prefix, "the program has no outputs");
-  for (std::size_t o = 0; o < program.outputs.size(); ++o)
-    if (program.outputs[o] >= n)
+  for (std::size_t o = 0; o < program_outputs.size(); ++o)
+    if (program_outputs[o] >= n)
       nax::detail::throw_shape_error(ew_prefix, "output ", o, " is instruction ",
-                                     program.outputs[o], ", the program has ", n, " instructions");
+                                     program_outputs[o], ", the program has ", n, " instructions");
   if (input_strides.size() != k * r)
     nax::detail::throw_shape_error(ew_prefix, input_strides.size(), " strides for ", k,
                                    " inputs over ", r, " axes (expected ", k * r, ")");
@@ -601,9 +606,11 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     return static_cast<std::uint32_t>(x.from == elementwise_operand::source::input ? x.index
                                                                                    : k + x.index);
   };
-  std::vector<std::uint32_t> output_of(n, detail::ew_no_output);  // first output listing it
-  for (std::size_t o = 0; o < program.outputs.size(); ++o) {
-    const std::uint32_t j = program.outputs[o];
+  nax::detail::small_vector<std::uint32_t, 4> output_of;  // first output listing it
+  output_of.resize(n);
+  std::fill(output_of.begin(), output_of.end(), detail::ew_no_output);
+  for (std::size_t o = 0; o < program_outputs.size(); ++o) {
+    const std::uint32_t j = program_outputs[o];
     p.output_dtypes.push_back(types[k + j]);
     if (output_of[j] == detail::ew_no_output)
       output_of[j] = static_cast<std::uint32_t>(o);
@@ -611,12 +618,14 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
       p.copies.push_back({output_of[j], static_cast<std::uint32_t>(o),
                           static_cast<std::uint8_t>(size_of(types[k + j]))});
   }
-  std::vector<bool> needed(k + n, false);
-  std::vector<std::size_t> last_use(k + n, 0);
-  for (std::uint32_t j : program.outputs) needed[k + j] = true;
+  nax::detail::small_vector<bool, 8> needed;
+  nax::detail::small_vector<std::size_t, 8> last_use;
+  needed.resize(k + n);
+  last_use.resize(k + n);
+  for (std::uint32_t j : program_outputs) needed[k + j] = true;
   for (std::size_t j = n; j-- > 0;) {
     if (!needed[k + j]) continue;
-    const elementwise_instruction& ins = program.instructions[j];
+    const elementwise_instruction& ins = code[j];
     for (std::size_t a = 0; a < elementwise_arity(ins.op); ++a) {
       const std::uint32_t e = entry(ins.args[a]);
       if (!needed[e]) last_use[e] = j;
@@ -626,13 +635,14 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
 
   // Block buffers: a result that is not an output takes a buffer from its instruction to its
   // last use; an instruction may write over an operand's buffer that it is the last to read.
-  std::vector<std::uint32_t> slot_of(n, 0);
+  nax::detail::small_vector<std::uint32_t, 4> slot_of;
+  slot_of.resize(n);
   std::size_t slots = 0;
   {
-    std::vector<std::uint32_t> free_slots;
+    nax::detail::small_vector<std::uint32_t, 4> free_slots;
     for (std::size_t j = 0; j < n; ++j) {
       if (!needed[k + j]) continue;
-      const elementwise_instruction& ins = program.instructions[j];
+      const elementwise_instruction& ins = code[j];
       for (std::size_t a = 0; a < elementwise_arity(ins.op); ++a) {
         const std::uint32_t e = entry(ins.args[a]);
         if (e >= k && last_use[e] == j && output_of[e - k] == detail::ew_no_output &&
@@ -644,7 +654,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
         slot_of[j] = static_cast<std::uint32_t>(slots++);
       } else {
         slot_of[j] = free_slots.back();
-        free_slots.pop_back();
+        free_slots.resize(free_slots.size() - 1);
       }
     }
   }
@@ -653,8 +663,8 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   p.size = 1;
   for (std::size_t e : out_extents) p.size *= e;
   {
-    std::vector<std::size_t> ext;    // inner to outer while merging
-    std::vector<std::ptrdiff_t> st;  // per group, k strides
+    nax::detail::small_vector<std::size_t, 6> ext;     // inner to outer while merging
+    nax::detail::small_vector<std::ptrdiff_t, 18> st;  // per group, k strides
     for (std::size_t a = r; a-- > 0;) {
       if (out_extents[a] == 1) continue;
       bool merge = !ext.empty();
@@ -670,23 +680,29 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     }
     if (ext.empty()) {
       ext.push_back(1);
-      st.assign(k, 0);
+      st.resize(k);
     }
     p.rank = ext.size();
-    p.extents.assign(ext.rbegin(), ext.rend());
+    p.extents.resize(p.rank);
+    for (std::size_t g = 0; g < p.rank; ++g) p.extents[g] = ext[p.rank - 1 - g];
     p.inner = p.extents.back();
-    p.strides.assign(k * p.rank, 0);
+    p.strides.resize(k * p.rank);
     for (std::size_t g = 0; g < p.rank; ++g)
       for (std::size_t i = 0; i < k; ++i) p.strides[i * p.rank + (p.rank - 1 - g)] = st[g * k + i];
   }
 
   // Inputs: dense (in place over the flat index), all-zero strides (one value), or other.
-  std::vector<bool> used(k, false), dense(k, true), scalar(k, true);
+  nax::detail::small_vector<bool, 4> used, dense, scalar;
+  used.resize(k);
+  dense.resize(k);
+  scalar.resize(k);
+  std::fill(dense.begin(), dense.end(), true);
+  std::fill(scalar.begin(), scalar.end(), true);
   for (std::size_t j = 0; j < n; ++j)
     if (needed[k + j])
-      for (std::size_t a = 0; a < elementwise_arity(program.instructions[j].op); ++a)
-        if (program.instructions[j].args[a].from == elementwise_operand::source::input)
-          used[program.instructions[j].args[a].index] = true;
+      for (std::size_t a = 0; a < elementwise_arity(code[j].op); ++a)
+        if (code[j].args[a].from == elementwise_operand::source::input)
+          used[code[j].args[a].index] = true;
   for (std::size_t i = 0; i < k; ++i) {
     std::ptrdiff_t step = 1;
     for (std::size_t g = p.rank; g-- > 0;) {
@@ -721,7 +737,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   {
     std::size_t gathers = 0, gather_bytes = 0;
     for (std::size_t i = 0; i < k; ++i)
-      if (used[i] && !dense[i] && !scalar[i]) ++gathers, gather_bytes += size_of(program.inputs[i]);
+      if (used[i] && !dense[i] && !scalar[i]) ++gathers, gather_bytes += size_of(program_inputs[i]);
     p.block = block_for(gathers, gather_bytes);
   }
 
@@ -732,7 +748,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   p.inputs.resize(k);
   for (std::size_t i = 0; i < k; ++i) {
     detail::ew_input& in = p.inputs[i];
-    in.size = static_cast<std::uint8_t>(size_of(program.inputs[i]));
+    in.size = static_cast<std::uint8_t>(size_of(program_inputs[i]));
     in.inner_step = p.strides[i * p.rank + p.rank - 1];
     if (!used[i])
       in.access = detail::ew_access::unused;
@@ -756,7 +772,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     return mask;
   };
   for (std::size_t j = 0; j < n; ++j) {
-    const elementwise_instruction& ins = program.instructions[j];
+    const elementwise_instruction& ins = code[j];
     if (!needed[k + j]) continue;
     for (unsigned mask; (mask = splat_mask(ins)) != 0 && !detail::ew_takes_splat(ins.op, mask);) {
       for (std::size_t a = elementwise_arity(ins.op); a-- > 0;)
@@ -787,7 +803,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   // Steps: each needed instruction's body, resolved for its dtype and splatted operands.
   for (std::size_t j = 0; j < n; ++j) {
     if (!needed[k + j]) continue;
-    const elementwise_instruction& ins = program.instructions[j];
+    const elementwise_instruction& ins = code[j];
     detail::ew_step s;
     s.value = static_cast<std::uint32_t>(k + j);
     s.args.fill(s.value);  // operands past the arity: a valid entry, never read
@@ -811,21 +827,35 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   return p;
 }
 
+}  // namespace detail
+
+/// Plans `program` for an output of `out_extents` (row-major; every output of the program has
+/// this shape, dense). `input_strides` holds, for each input i, its strides in elements over
+/// the output's axes at [i * rank, (i + 1) * rank) (0 where it is broadcast; see
+/// broadcast_strides). `block`: elements per block, 0 for a default that keeps every block
+/// buffer in L1. nax::shape_error for a malformed program, an op given dtypes it does not take,
+/// or strides of the wrong count.
+inline elementwise_plan plan_elementwise(const elementwise_program& program,
+                                         std::span<const std::size_t> out_extents,
+                                         std::span<const std::ptrdiff_t> input_strides,
+                                         std::size_t block = 0) {
+  return detail::plan_elementwise_spans(program.inputs, program.instructions, program.outputs,
+                                        out_extents, input_strides, block);
+}
+
 /// Plans the one-instruction program op(input 0, ..., input arity - 1) -> output 0.
 inline elementwise_plan plan_elementwise_op(std::size_t op, std::span<const dtype> input_types,
                                             std::span<const std::size_t> out_extents,
                                             std::span<const std::ptrdiff_t> input_strides,
                                             std::size_t block = 0) {
   (void)elementwise_result_dtype(op, input_types);  // the op, the operand count, the dtypes
-  elementwise_program program;
-  program.inputs.assign(input_types.begin(), input_types.end());
   elementwise_instruction ins;
   ins.op = static_cast<std::uint8_t>(op);
   for (std::size_t a = 0; a < input_types.size(); ++a)
     ins.args[a] = elementwise_operand::input(static_cast<std::uint32_t>(a));
-  program.instructions.push_back(ins);
-  program.outputs.push_back(0);
-  return plan_elementwise(program, out_extents, input_strides, block);
+  const std::uint32_t output = 0;
+  return detail::plan_elementwise_spans(input_types, std::span(&ins, 1), std::span(&output, 1),
+                                        out_extents, input_strides, block);
 }
 
 // --- running ----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // lease different ones; a finished run returns its arena for the next, so a run on a warm
 // specialization allocates nothing.
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -27,59 +28,85 @@ class arena_pool {
   template <class Layout>
   arena_pool(std::size_t bytes, std::size_t num_values, Layout layout)
       : bytes_(bytes), num_values_(num_values), layout_(std::move(layout)) {}
+  arena_pool(const arena_pool&) = delete;
+  arena_pool& operator=(const arena_pool&) = delete;
 
   class lease {
    public:
-    lease(arena_pool& pool, std::unique_ptr<arena> a) : pool_(&pool), arena_(std::move(a)) {}
-    lease(lease&&) = default;
+    lease(arena_pool& pool, arena* a) noexcept : pool_(&pool), arena_(a) {}
+    lease(lease&& other) noexcept : pool_(other.pool_), arena_(other.arena_) {
+      other.arena_ = nullptr;
+    }
     lease& operator=(lease&&) = delete;
     ~lease() {
-      if (arena_) pool_->give_back(std::move(arena_));
+      if (arena_) pool_->give_back(arena_);
     }
-    arena& operator*() const { return *arena_; }
-    arena* operator->() const { return arena_.get(); }
+    arena& operator*() const noexcept { return *arena_; }
+    arena* operator->() const noexcept { return arena_; }
 
    private:
     arena_pool* pool_;
-    std::unique_ptr<arena> arena_;
+    arena* arena_;
   };
 
-  lease acquire() {
+  lease acquire() { return lease(*this, take()); }
+
+  /// An arena for the caller alone until it gives it back (acquire() without the lease).
+  arena* take() {
+    // A few free arenas sit in atomic slots: taking one is one exchange, no lock (the common
+    // case, a run or two at a time). An exchange cannot hand one arena to two runs.
+    for (std::atomic<arena*>& slot : fast_)
+      if (slot.load(std::memory_order_relaxed))
+        if (arena* a = slot.exchange(nullptr, std::memory_order_acquire)) return a;
     {
       std::lock_guard lock(mutex_);
       if (!free_.empty()) {
-        std::unique_ptr<arena> a = std::move(free_.back());
+        arena* a = free_.back();
         free_.pop_back();
-        return lease(*this, std::move(a));
+        return a;
       }
-      ++created_;
     }
     auto a = std::make_unique<arena>();
     if (bytes_)
       a->memory.reset(static_cast<std::byte*>(::operator new (bytes_, std::align_val_t{64})));
     a->values.assign(num_values_, nullptr);
     layout_(*a);
-    return lease(*this, std::move(a));
+    std::lock_guard lock(mutex_);
+    all_.push_back(std::move(a));
+    // Room for every arena in the free list, so giving one back never allocates.
+    free_.reserve(all_.size());
+    return all_.back().get();
+  }
+
+  /// Returns an arena from take() (of this pool) for other runs.
+  void give_back(arena* a) noexcept {
+    for (std::atomic<arena*>& slot : fast_) {
+      arena* empty = nullptr;
+      if (!slot.load(std::memory_order_relaxed) &&
+          slot.compare_exchange_strong(empty, a, std::memory_order_release,
+                                       std::memory_order_relaxed))
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    free_.push_back(a);  // reserved in take(): does not allocate
   }
 
   std::size_t bytes() const noexcept { return bytes_; }
   /// Arenas made so far: the most runs this specialization has had at the same time.
   std::size_t arenas() const {
     std::lock_guard lock(mutex_);
-    return created_;
+    return all_.size();
   }
 
  private:
-  void give_back(std::unique_ptr<arena> a) {
-    std::lock_guard lock(mutex_);
-    free_.push_back(std::move(a));
-  }
+  static constexpr std::size_t fast_slots = 4;
 
   std::size_t bytes_, num_values_;
   std::function<void(arena&)> layout_;
+  std::atomic<arena*> fast_[fast_slots] = {};
   mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<arena>> free_;
-  std::size_t created_ = 0;
+  std::vector<arena*> free_;                 // the free arenas not in fast_
+  std::vector<std::unique_ptr<arena>> all_;  // owns every arena made
 };
 
 }  // namespace nax::runtime

@@ -10,8 +10,8 @@
 //     #define NAX_RUNTIME_IMPLEMENTATION
 //     #include <nax/runtime/step_kernels.hpp>
 //
-// Every other file then only declares nax::runtime::make_step_kernel, so it does not instantiate
-// the kernels. (A link error naming make_step_kernel means no file defines
+// Every other file then only declares nax::runtime::make_step_kernels, so it does not instantiate
+// the kernels. (A link error naming make_step_kernels means no file defines
 // NAX_RUNTIME_IMPLEMENTATION; a duplicate symbol, more than one.)
 
 #if defined(NAX_SEPARATE_RUNTIME) && !defined(NAX_RUNTIME_IMPLEMENTATION)

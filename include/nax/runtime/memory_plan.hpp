@@ -36,6 +36,7 @@ struct memory_plan {
   std::vector<std::size_t> offsets;  ///< one per request, each a multiple of `alignment`
   std::size_t arena_bytes = 0;       ///< a multiple of `alignment`
   std::size_t alignment = 64;
+  std::size_t live_peak_bytes = 0;  ///< live_bytes_peak of the requests: no arena is smaller
 };
 
 namespace detail {
@@ -351,7 +352,7 @@ inline void sort_by_offset(std::span<arena_range> ranges) {
     detail::placement by_step = detail::place_by_step(order, floor, caller);
     if (by_step.arena < best.arena) best = std::move(by_step);
   }
-  memory_plan plan{std::vector<std::size_t>(requests.size()), best.arena, alignment};
+  memory_plan plan{std::vector<std::size_t>(requests.size()), best.arena, alignment, floor};
   for (std::size_t p = 0; p < requests.size(); ++p) {
     plan.offsets[order.request[p]] = best.offsets[p];
   }
@@ -377,12 +378,14 @@ inline void sort_by_offset(std::span<arena_range> ranges) {
   std::vector<std::size_t> by_first(n), by_last(n);
   std::iota(by_first.begin(), by_first.end(), std::size_t{0});
   std::iota(by_last.begin(), by_last.end(), std::size_t{0});
-  std::sort(by_first.begin(), by_first.end(), [&](std::size_t a, std::size_t b) {
-    return requests[a].first_step < requests[b].first_step;
-  });
-  std::sort(by_last.begin(), by_last.end(), [&](std::size_t a, std::size_t b) {
-    return requests[a].last_step < requests[b].last_step;
-  });
+  // A graph's requests mostly come in step order already: check before sorting.
+  auto sort_by = [&](std::vector<std::size_t>& order, auto key) {
+    auto before = [&](std::size_t a, std::size_t b) { return key(a) < key(b); };
+    if (!std::is_sorted(order.begin(), order.end(), before))
+      std::sort(order.begin(), order.end(), before);
+  };
+  sort_by(by_first, [&](std::size_t i) { return requests[i].first_step; });
+  sort_by(by_last, [&](std::size_t i) { return requests[i].last_step; });
   auto bucket = [&](std::size_t i) {
     return static_cast<std::size_t>(std::countr_zero(std::bit_ceil(requests[i].bytes)));
   };

@@ -91,6 +91,7 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
 
   // Intermediates first, then the steps' scratch, in one memory plan.
   std::vector<buffer_request> requests;
+  requests.reserve(n);
   std::vector<std::size_t> request_of(n, static_cast<std::size_t>(-1));
   for (std::size_t v = 0; v < n; ++v) {
     const graph::program_value& pv = p.values[v];
@@ -99,13 +100,8 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
     requests.push_back({s->shapes[v].num_bytes(), pv.first_step, pv.last_step});
   }
   std::vector<scratch_request> scratch;
-  s->kernels.reserve(p.steps.size());
-  for (std::size_t i = 0; i < p.steps.size(); ++i) {
-    const std::size_t before = scratch.size();
-    s->kernels.push_back(make_step_kernel(p, p.steps[i], s->shapes, scratch));
-    for (std::size_t k = before; k < scratch.size(); ++k)
-      requests.push_back({scratch[k].bytes, i, i});
-  }
+  s->kernels = make_step_kernels(p, s->shapes, scratch);
+  for (const scratch_request& r : scratch) requests.push_back({r.bytes, r.step, r.step});
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
@@ -114,7 +110,7 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
   for (std::size_t k = 0; k < scratch.size(); ++k)
     *scratch[k].offset = plan.offsets[first_scratch + k];
   s->arena_bytes = plan.arena_bytes;
-  s->live_peak_bytes = live_bytes_peak(requests);
+  s->live_peak_bytes = plan.live_peak_bytes;
   s->pool_bytes = pow2_pool_bytes(requests);
 
   specialization* self = s.get();

@@ -4,11 +4,14 @@
 // arithmetic. Operand consistency that symbolic inference could not prove (an axis unified with a
 // static extent, then bound to another) is checked here, once per specialization.
 
+#include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nax/core/shape.hpp>
@@ -34,15 +37,17 @@ namespace nax::runtime {
 struct scratch_request {
   std::size_t bytes = 0;
   std::size_t* offset = nullptr;
+  std::size_t step = 0;  // the step that needs it (its lifetime)
 };
 
 using extents_vector = nax::detail::small_vector<std::size_t, 6>;
 using strides_vector = nax::detail::small_vector<std::ptrdiff_t, 6>;
 
-/// The kernel of step `s` of `p`, for the concrete `shapes` of p's values; appends the scratch
-/// memory it needs to `scratch`. (Declared alone for NAX_SEPARATE_RUNTIME: see linkage.hpp.)
-NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
-    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+/// The kernels of all of p's steps, in order, for the concrete `shapes` of p's values; the
+/// scratch memory each step needs is appended to `scratch`. (The one function of the runtime
+/// that NAX_SEPARATE_RUNTIME compiles elsewhere: see linkage.hpp.)
+NAX_RUNTIME_INLINE std::vector<std::unique_ptr<step_kernel>> make_step_kernels(
+    const graph::program& p, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch);
 
 #if NAX_RUNTIME_DEFINES_KERNELS
@@ -50,7 +55,8 @@ namespace detail {
 
 inline extents_vector extents_of(const nax::shape& s) {
   extents_vector e;
-  for (const dim& d : s.dims()) e.push_back(d.extent());
+  e.resize(s.rank());
+  for (std::size_t i = 0; i < s.rank(); ++i) e[i] = s[i].extent();
   return e;
 }
 
@@ -101,6 +107,13 @@ class elementwise_step final : public step_kernel {
       : plan_(std::move(plan)), result_(result) {
     for (graph::value_index a : args) args_.push_back(a);
   }
+  /// The plan made by `make_plan()` right in place (a plan is a few hundred bytes).
+  template <std::invocable MakePlan>
+  elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
+                   graph::value_index result)
+      : plan_(make_plan()), result_(result) {
+    for (graph::value_index a : args) args_.push_back(a);
+  }
   void run(void* const* values, std::byte*) const override {
     const void* in[3];
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
@@ -119,8 +132,9 @@ class elementwise_step final : public step_kernel {
 // the step.
 inline strides_vector operand_strides(const graph::program_step& s, const nax::shape& in,
                                       std::size_t operand, const nax::shape& out,
+                                      std::span<const std::size_t> out_ext,
                                       std::span<const std::size_t> axis_map) {
-  const extents_vector in_ext = detail::extents_of(in), out_ext = detail::extents_of(out);
+  const extents_vector in_ext = detail::extents_of(in);
   for (std::size_t i = 0; i < in.rank(); ++i)
     if (in_ext[i] != 1 && in_ext[i] != out_ext[axis_map[i]])
       detail::throw_extent_mismatch(s, in, i, out, axis_map[i],
@@ -134,12 +148,29 @@ inline strides_vector operand_strides(const graph::program_step& s, const nax::s
 // An elementwise operand's strides, as the builder broadcast it: rank 0 everywhere, by name when
 // all axes of both are named, else by position.
 inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
-                                        std::size_t operand, const nax::shape& out) {
+                                        std::size_t operand, const nax::shape& out,
+                                        std::span<const std::size_t> out_ext) {
   const bool by_name = graph::detail::all_named(in) && graph::detail::all_named(out);
   extents_vector axis_map;
-  for (std::size_t i = 0; i < in.rank(); ++i)
-    axis_map.push_back(by_name ? *out.index_of(in[i].name().view()) : i);
-  return operand_strides(s, in, operand, out, axis_map);
+  for (std::size_t i = 0; i < in.rank(); ++i) {
+    std::size_t j = i;
+    if (by_name)  // interned names: compared by address
+      for (j = 0; j < out.rank() && out[j].name() != in[i].name(); ++j) {
+      }
+    axis_map.push_back(j);
+  }
+  return operand_strides(s, in, operand, out, out_ext, axis_map);
+}
+
+// The same two, reading out's extents themselves.
+inline strides_vector operand_strides(const graph::program_step& s, const nax::shape& in,
+                                      std::size_t operand, const nax::shape& out,
+                                      std::span<const std::size_t> axis_map) {
+  return operand_strides(s, in, operand, out, detail::extents_of(out), axis_map);
+}
+inline strides_vector broadcast_strides(const graph::program_step& s, const nax::shape& in,
+                                        std::size_t operand, const nax::shape& out) {
+  return broadcast_strides(s, in, operand, out, detail::extents_of(out));
 }
 
 // --- dot_general --------------------------------------------------------------------------------
@@ -249,12 +280,14 @@ inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
                                                   std::span<const nax::shape> shapes,
                                                   std::vector<scratch_request>& scratch) {
   const nax::shape &as = shapes[s.args[0]], &bs = shapes[s.args[1]], &cs = shapes[s.result];
-  std::vector<std::size_t> a_batch, a_free, a_con, b_batch, b_free, b_con;
-  std::vector<bool> a_used(as.rank(), false), b_used(bs.rank(), false);
+  using group = nax::detail::small_vector<std::size_t, 6>;
+  group a_batch, a_free, a_con, b_batch, b_free, b_con;
+  nax::detail::small_vector<bool, 6> a_used, b_used;
+  a_used.resize(as.rank());
+  b_used.resize(bs.rank());
   const std::size_t nc = static_cast<std::size_t>(s.ints[0]);
   const std::size_t nb = static_cast<std::size_t>(s.ints[1 + 2 * nc]);
-  auto pair = [&](std::size_t at, std::vector<std::size_t>& ga, std::vector<std::size_t>& gb,
-                  const char* role) {
+  auto pair = [&](std::size_t at, group& ga, group& gb, const char* role) {
     const auto i = static_cast<std::size_t>(s.ints[at]),
                j = static_cast<std::size_t>(s.ints[at + 1]);
     if (as[i].extent() != bs[j].extent())
@@ -373,23 +406,79 @@ class layer_norm_step final : public step_kernel {
   graph::value_index out_;
 };
 
-NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
-    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>& scratch) {
+/// Elementwise plans made during one specialization, by op, dtypes, extents and strides: a
+/// graph repeats its layers, and a repeated step copies its plan instead of planning again.
+class plan_memo {
+ public:
+  /// The plan for this key, made by `make()` the first time.
+  template <class Make>
+  kernels::elementwise_plan elementwise(std::uint8_t op, std::span<const nax::dtype> types,
+                                        std::span<const std::size_t> extents,
+                                        std::span<const std::ptrdiff_t> strides, Make&& make) {
+    ew_key k{};
+    if (types.size() > k.types.size() || extents.size() > k.extents.size() ||
+        strides.size() > k.strides.size())
+      return make();
+    k.op = op;
+    k.arity = static_cast<std::uint8_t>(types.size());
+    k.rank = static_cast<std::uint8_t>(extents.size());
+    std::copy(types.begin(), types.end(), k.types.begin());
+    std::copy(extents.begin(), extents.end(), k.extents.begin());
+    std::copy(strides.begin(), strides.end(), k.strides.begin());
+    auto it = elementwise_.find(k);
+    if (it == elementwise_.end()) it = elementwise_.emplace(k, make()).first;
+    return it->second;
+  }
+
+ private:
+  struct ew_key {
+    std::uint8_t op = 0, arity = 0, rank = 0;
+    std::array<nax::dtype, 3> types{};
+    std::array<std::size_t, 6> extents{};
+    std::array<std::ptrdiff_t, 18> strides{};
+    friend bool operator==(const ew_key&, const ew_key&) = default;
+  };
+  struct ew_key_hash {
+    std::size_t operator()(const ew_key& k) const noexcept {
+      std::uint64_t h = (std::uint64_t{k.op} << 16 | std::uint64_t{k.arity} << 8 | k.rank) ^
+                        0x9e3779b97f4a7c15ull;
+      auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull + (h >> 31); };
+      // The used part only (the rest is zero).
+      for (std::size_t i = 0; i < k.arity; ++i) mix(static_cast<std::uint64_t>(k.types[i]));
+      for (std::size_t i = 0; i < k.rank; ++i) mix(k.extents[i]);
+      for (std::size_t i = 0; i < std::size_t{k.arity} * k.rank; ++i)
+        mix(static_cast<std::uint64_t>(k.strides[i]));
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<ew_key, kernels::elementwise_plan, ew_key_hash> elementwise_;
+};
+
+/// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
+/// `memo`, if given, lends plans made for earlier steps of the same specialization.
+inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
+                                                     const graph::program_step& s,
+                                                     std::span<const nax::shape> shapes,
+                                                     std::vector<scratch_request>& scratch,
+                                                     plan_memo* memo = nullptr) {
   (void)p;
   const nax::shape& out = shapes[s.result];
   const extents_vector out_ext = detail::extents_of(out);
   switch (s.kind) {
     case graph::op_kind::elementwise: {
-      std::vector<std::ptrdiff_t> strides;
+      nax::detail::small_vector<std::ptrdiff_t, 18> strides;
       nax::detail::small_vector<nax::dtype, 3> types;
       for (std::size_t i = 0; i < s.args.size(); ++i) {
-        const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out);
-        strides.insert(strides.end(), st.begin(), st.end());
+        const strides_vector st = broadcast_strides(s, shapes[s.args[i]], i, out, out_ext);
+        for (std::ptrdiff_t x : st) strides.push_back(x);
         types.push_back(shapes[s.args[i]].dtype());
       }
+      const std::span<const nax::dtype> ts(types.data(), types.size());
+      const std::span<const std::ptrdiff_t> sts(strides.data(), strides.size());
+      auto plan = [&] { return kernels::plan_elementwise_op(s.code, ts, out_ext, sts); };
       return std::make_unique<elementwise_step>(
-          kernels::plan_elementwise_op(s.code, types, out_ext, strides), s.args, s.result);
+          [&] { return memo ? memo->elementwise(s.code, ts, out_ext, sts, plan) : plan(); }, s.args,
+          s.result);
     }
     case graph::op_kind::reduce: {
       const nax::shape& in = shapes[s.args[0]];
@@ -434,7 +523,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
       extents_vector axis_map;
       for (std::int32_t j : s.ints) axis_map.push_back(static_cast<std::size_t>(j));
       return std::make_unique<copy_step>(
-          kernels::plan_copy(size_of(in.dtype()), out_ext, operand_strides(s, in, 0, out, axis_map),
+          kernels::plan_copy(size_of(in.dtype()), out_ext,
+                             operand_strides(s, in, 0, out, out_ext, axis_map),
                              detail::dense_strides(out)),
           s.args[0], 0, s.result);
     }
@@ -480,6 +570,19 @@ NAX_RUNTIME_INLINE std::unique_ptr<step_kernel> make_step_kernel(
     case graph::op_kind::constant: break;
   }
   nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind));
+}
+NAX_RUNTIME_INLINE std::vector<std::unique_ptr<step_kernel>> make_step_kernels(
+    const graph::program& p, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch) {
+  plan_memo memo;
+  std::vector<std::unique_ptr<step_kernel>> kernels;
+  kernels.reserve(p.steps.size());
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const std::size_t before = scratch.size();
+    kernels.push_back(make_step_kernel(p, p.steps[i], shapes, scratch, &memo));
+    for (std::size_t k = before; k < scratch.size(); ++k) scratch[k].step = i;
+  }
+  return kernels;
 }
 #endif  // NAX_RUNTIME_DEFINES_KERNELS
 

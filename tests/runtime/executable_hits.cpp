@@ -1,0 +1,204 @@
+// The hit path of nax::executable (split from executable.cpp, which covers the rest): each
+// thread's last hit must never serve another binding, must see evictions, must keep the cache's
+// LRU order and exact counts, and must hold under threads running different bindings.
+#include <nax/graph/ops.hpp>
+#include <nax/runtime/executable.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "reference.hpp"
+
+namespace g = nax::graph;
+using nax::dim;
+using nax::dtype;
+using nax::dyn_tensor;
+using nax::shape;
+
+namespace {
+
+shape concrete(std::size_t batch, std::size_t seq) {
+  return shape::make(dtype::f32, {dim::named("batch", batch), dim::named("seq", seq)});
+}
+
+// out = x[batch, seq] * 2 + y[seq]: the result's shape and values tell the binding it ran with.
+struct graph {
+  g::builder b;
+  g::value out;
+  graph() {
+    auto x = b.parameter("x", shape::make(dtype::f32, {"batch", "seq"}));
+    auto y = b.parameter("y", shape::make(dtype::f32, {"seq"}));
+    out = x * 2.0 + y;
+  }
+  nax::executable compile(std::size_t max) const { return g::compile(b, {out}, {max}); }
+};
+
+// One run of `ex` at {batch, seq} checked against the reference; false on any difference.
+bool run_and_check(nax::executable& ex, const graph& gr, std::size_t batch, std::size_t seq,
+                   std::mt19937& rng) {
+  const dyn_tensor in[] = {
+      reference::random_tensor(concrete(batch, seq), rng),
+      reference::random_tensor(shape::make(dtype::f32, {dim::named("seq", seq)}), rng)};
+  const dyn_tensor got = ex.run(in)[0];
+  const reference::dense want = reference::evaluate(gr.b, in)[gr.out.id()];
+  return got.shape() == want.shape && reference::max_error(got, want) <= 1e-6;
+}
+
+// y = x + 1, and at batch 1 also a nested run of the same executable at batch 2 from inside
+// the step (checked here), while the outer run's arena holds y.
+struct nested_kernel final : nax::runtime::external_kernel {
+  nax::executable* ex = nullptr;
+  std::atomic<int>* failures = nullptr;
+
+  std::string label() const override { return "nested"; }
+  struct step final : nax::runtime::step_kernel {
+    std::uint32_t in, out;
+    std::size_t batch;
+    const nested_kernel* owner;
+    step(std::uint32_t i, std::uint32_t o, std::size_t b, const nested_kernel* k)
+        : in(i), out(o), batch(b), owner(k) {}
+    void run(void* const* values, std::byte*) const override {
+      const auto* x = static_cast<const float*>(values[in]);
+      auto* y = static_cast<float*>(values[out]);
+      for (std::size_t i = 0; i < batch; ++i) y[i] = x[i] + 1;
+      if (batch != 1) return;
+      dyn_tensor inner(shape::make(dtype::f32, {dim::named("batch", 2)}));
+      inner.data<float>()[0] = 10;
+      inner.data<float>()[1] = 20;
+      const dyn_tensor got = owner->ex->run({inner})[0];
+      if (got.data<float>()[0] != 22 || got.data<float>()[1] != 42) ++*owner->failures;
+    }
+  };
+  std::unique_ptr<nax::runtime::step_kernel> make(std::span<const std::uint32_t> args,
+                                                  std::uint32_t result,
+                                                  std::span<const shape> shapes) const override {
+    return std::make_unique<step>(args[0], result, shapes[args[0]][0].extent(), this);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a run nested in a step of the same executable leaves the outer run's slot alone") {
+  auto kernel = std::make_shared<nested_kernel>();
+  std::atomic<int> failures{0};
+  kernel->failures = &failures;
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch"}));
+  const g::value args[] = {x};
+  auto y = b.external(kernel, args, shape::make(dtype::f32, {"batch"}));
+  auto ex = g::compile(b, {y * 2.0}, {.max_specializations = 1});
+  kernel->ex = &ex;
+  for (const std::size_t batch : {1u, 1u, 2u, 1u, 2u, 2u, 1u}) {
+    CAPTURE(batch);
+    dyn_tensor in(shape::make(dtype::f32, {dim::named("batch", batch)}));
+    for (std::size_t i = 0; i < batch; ++i) in.data<float>()[i] = static_cast<float>(i + 1);
+    const dyn_tensor got = ex.run({in})[0];
+    for (std::size_t i = 0; i < batch; ++i)
+      CHECK(got.data<float>()[i] == static_cast<float>(2 * (i + 2)));
+  }
+  CHECK(failures.load() == 0);
+}
+
+TEST_CASE("a thread's last hit never serves another binding") {
+  const graph gr;
+  auto ex = gr.compile(8);
+  std::mt19937 rng(1);
+  // {2, 3} and {3, 2}: the same extents in another order; then back and forth.
+  const std::size_t seq[][2] = {{2, 3}, {3, 2}, {2, 3}, {2, 3}, {3, 2}, {3, 2}, {1, 6}, {2, 3}};
+  for (const auto& bs : seq) {
+    CAPTURE(bs[0]);
+    CAPTURE(bs[1]);
+    CHECK(run_and_check(ex, gr, bs[0], bs[1], rng));
+  }
+  const nax::specialization_stats s = ex.stats();
+  CHECK(s.misses == 3);
+  CHECK(s.hits == 5);
+  // The same binding again and again: every run after the first is a hit, counted.
+  for (int i = 0; i < 10; ++i) CHECK(run_and_check(ex, gr, 4, 4, rng));
+  CHECK(ex.stats().misses == 4);
+  CHECK(ex.stats().hits == 14);
+}
+
+TEST_CASE("an evicted binding is rebuilt, never served from a thread's last hit") {
+  const graph gr;
+  auto ex = gr.compile(1);
+  std::mt19937 rng(2);
+  CHECK(run_and_check(ex, gr, 2, 3, rng));  // this thread's last hit: {2, 3}
+  std::thread other([&] {
+    std::mt19937 r(3);
+    CHECK(run_and_check(ex, gr, 5, 3, r));  // evicts {2, 3}
+  });
+  other.join();
+  CHECK(ex.cached(nax::bindings{{"batch", 2}, {"seq", 3}}) == nullptr);
+  CHECK(run_and_check(ex, gr, 2, 3, rng));  // a miss: rebuilt
+  const nax::specialization_stats s = ex.stats();
+  CHECK(s.misses == 3);
+  CHECK(s.hits == 0);
+  CHECK(s.evictions == 2);
+  CHECK(s.live == 1);
+}
+
+TEST_CASE("hits on a thread's last hit count as uses for the LRU order") {
+  const graph gr;
+  auto ex = gr.compile(2);
+  std::mt19937 rng(4);
+  CHECK(run_and_check(ex, gr, 1, 2, rng));  // A, this thread's last hit
+  std::thread other([&] {
+    std::mt19937 r(5);
+    CHECK(run_and_check(ex, gr, 2, 2, r));  // B
+  });
+  other.join();
+  CHECK(run_and_check(ex, gr, 1, 2, rng));  // A again: only the last-hit path sees it
+  CHECK(run_and_check(ex, gr, 3, 2, rng));  // C evicts the least recently used: B
+  CHECK(ex.cached(nax::bindings{{"batch", 1}, {"seq", 2}}) != nullptr);
+  CHECK(ex.cached(nax::bindings{{"batch", 2}, {"seq", 2}}) == nullptr);
+  CHECK(ex.stats().hits == 1);
+}
+
+TEST_CASE("threads repeating different bindings get their own results and exact counts") {
+  const graph gr;
+  auto ex = gr.compile(4);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  constexpr int runs = 50;
+  for (std::size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(10 + t));
+      for (int i = 0; i < runs; ++i) {
+        // Mostly the thread's own binding, now and then a neighbour's.
+        const std::size_t batch = 1 + (i % 7 == 6 ? (t + 1) % 4 : t);
+        if (!run_and_check(ex, gr, batch, 3, rng)) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+  const nax::specialization_stats s = ex.stats();
+  CHECK(s.hits + s.misses == 4 * runs);
+  CHECK(s.evictions == 0);
+  CHECK(s.live == 4);
+}
+
+TEST_CASE("a static graph's repeated runs stay correct and check their inputs") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("r", 3), dim::named("c", 4)}));
+  auto ex = g::compile(b, {g::tanh(x)});
+  std::mt19937 rng(6);
+  for (int i = 0; i < 3; ++i) {
+    const dyn_tensor in[] = {reference::random_tensor(
+        shape::make(dtype::f32, {dim::named("r", 3), dim::named("c", 4)}), rng)};
+    const dyn_tensor got = ex.run(in)[0];
+    for (std::size_t j = 0; j < got.size(); ++j)
+      CHECK(got.data<float>()[j] == doctest::Approx(std::tanh(in[0].data<float>()[j])));
+  }
+  const dyn_tensor wrong[] = {dyn_tensor(shape::make(dtype::f32, {dim::named("r", 3), 5}))};
+  CHECK_THROWS_WITH_AS(ex.run(wrong),
+                       "input 'x': dimension 1 (axis 'c') mismatch: pattern has 4, got 5",
+                       nax::shape_error);
+}
