@@ -230,6 +230,13 @@ X updated(const X& product, const tile_update<T>& u, bool has_bias, Old old, Bia
   return x;
 }
 
+/// An epilogue with a member row_hook(c, step, n) (the runtime's fused dense: an activation chosen
+/// at run time) has it applied to each finished run of a row of C, while the run is in L1.
+template <class T, class Epi>
+void finish_row(const Epi& epi, T* c, std::ptrdiff_t step, std::size_t n) {
+  if constexpr (requires { epi.row_hook(c, step, n); }) epi.row_hook(c, step, n);
+}
+
 /// Writes n values of the product (alpha not yet applied) to a row of C at `step`, through
 /// updated(): vectors of the elementwise kernels (nax/simd/arch.hpp, the evaluator's op bodies)
 /// where C and the bias are contiguous, else one element at a time. The bias of element j is
@@ -258,6 +265,7 @@ void update_row(const T* product, T* c, std::ptrdiff_t step, std::size_t n, cons
         product[j], u, has_bias, [&] { return cj; },
         [&] { return epi.bias[epi.bias_per_row ? row : col0 + j]; });
   }
+  if (u.last) finish_row(epi, c, step, n);
 }
 
 /// Writes the tile acc to C at (row0, col0) (c points there), rows x cols of it valid. The
@@ -291,6 +299,7 @@ void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::siz
           T(0), u, epi.bias != nullptr, [&] { return cij; },
           [&] { return epi.bias[epi.bias_per_row ? i : j]; });
     }
+  for (std::size_t i = m0; i < m1 && n0 < n1; ++i) finish_row(epi, &c(i, n0), c.cs, n1 - n0);
 }
 
 /// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread.

@@ -16,6 +16,7 @@
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/copy.hpp>
+#include <nax/kernels/dense_epilogue.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/gemm.hpp>
 #include <nax/kernels/gemm_plan.hpp>
@@ -222,14 +223,23 @@ class dot_step final : public step_kernel {
       kernels::run_copy(gb.copy_plan, pb, arena + gb.scratch);
       pb = reinterpret_cast<const T*>(arena + gb.scratch);
     }
-    kernels::gemm<T>(plan, kernels::matrix_ref<const T>(pa, ga.rs, ga.cs, ga.bs),
-                     kernels::matrix_ref<const T>(pb, gb.rs, gb.cs, gb.bs),
-                     kernels::matrix_ref<T>(static_cast<T*>(values[c_]), c_rs, 1, c_bs));
+    const kernels::matrix_ref<const T> ma(pa, ga.rs, ga.cs, ga.bs), mb(pb, gb.rs, gb.cs, gb.bs);
+    const kernels::matrix_ref<T> mc(static_cast<T*>(values[c_]), c_rs, 1, c_bs);
+    if (bias == graph::no_value && activation == nullptr) {
+      kernels::gemm<T>(plan, ma, mb, mc);
+    } else {  // a fused dense step
+      kernels::dense_epilogue<T> epi;
+      if (bias != graph::no_value) epi.bias = static_cast<const T*>(values[bias]);
+      epi.act = activation;
+      kernels::gemm<T>(plan, ma, mb, mc, T(1), T(0), epi);
+    }
   }
 
   kernels::gemm_plan plan;
   gemm_operand ga, gb;
   std::ptrdiff_t c_rs = 0, c_bs = 0;
+  graph::value_index bias = graph::no_value;        // fused: one value per column of C
+  kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
 
  private:
   graph::value_index a_, b_, c_;
@@ -274,6 +284,10 @@ inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
     step->c_rs = static_cast<std::ptrdiff_t>(n);
     step->c_bs = static_cast<std::ptrdiff_t>(m * n);
     (void)cs;
+    if (s.kind == graph::op_kind::fused_dense) {
+      if (s.args.size() > 2) step->bias = s.args[2];
+      if (s.code != graph::no_activation) step->activation = kernels::dense_activation<T>(s.code);
+    }
     return step;
   });
 }
@@ -363,6 +377,95 @@ class layer_norm_step final : public step_kernel {
   graph::value_index out_;
 };
 
+// --- fused steps (nax/graph/fusion.hpp) ----------------------------------------------------------
+
+// A fused elementwise group: its decomposition run as one elementwise program, writing the
+// step's result and its extra results.
+class fused_elementwise_step final : public step_kernel {
+ public:
+  fused_elementwise_step(kernels::elementwise_plan plan, const graph::program_step& s)
+      : plan_(std::move(plan)) {
+    args_.assign(s.args.begin(), s.args.end());
+    outs_.push_back(s.result);
+    outs_.insert(outs_.end(), s.extra_results.begin(), s.extra_results.end());
+  }
+  void run(void* const* values, std::byte*) const override {
+    constexpr std::size_t inline_pointers = 32;
+    const void* in_small[inline_pointers];
+    void* out_small[inline_pointers];
+    std::vector<const void*> in_big;
+    std::vector<void*> out_big;
+    const void** in = in_small;
+    void** out = out_small;
+    if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
+    if (outs_.size() > inline_pointers) out = (out_big.resize(outs_.size()), out_big.data());
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    for (std::size_t o = 0; o < outs_.size(); ++o) out[o] = values[outs_[o]];
+    kernels::run_elementwise(plan_, in, out);
+  }
+
+ private:
+  kernels::elementwise_plan plan_;
+  std::vector<graph::value_index> args_, outs_;
+};
+
+inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const graph::decomposition& d = *s.fused;
+  const nax::shape& out = shapes[s.result];
+  kernels::elementwise_program program;
+  std::vector<std::ptrdiff_t> strides;
+  for (std::size_t i = 0; i < s.args.size(); ++i) {
+    const nax::shape& in = shapes[s.args[i]];
+    program.inputs.push_back(in.dtype());
+    // Every op of the group has the result's axes, so each operand is read as the builder
+    // broadcast it to its op.
+    const strides_vector st = broadcast_strides(s, in, i, out);
+    strides.insert(strides.end(), st.begin(), st.end());
+  }
+  for (const graph::decomposed_op& op : d.ops) {
+    kernels::elementwise_instruction ins;
+    ins.op = op.code;
+    for (std::size_t a = 0; a < op.inputs.size(); ++a)
+      ins.args[a] = d.is_arg(op.inputs[a])
+                        ? kernels::elementwise_operand::input(op.inputs[a])
+                        : kernels::elementwise_operand::result(
+                              static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
+    program.instructions.push_back(ins);
+  }
+  program.outputs = d.results;
+  return std::make_unique<fused_elementwise_step>(
+      kernels::plan_elementwise(program, detail::extents_of(out), strides), s);
+}
+
+// layer_norm recognized from primitives: gamma and beta may be absent (then 1 and 0, held here).
+class fused_layer_norm_step final : public step_kernel {
+ public:
+  fused_layer_norm_step(kernels::rows_plan plan, const graph::program_step& s, std::size_t n)
+      : plan_(std::move(plan)), eps_(s.scalar), x_(s.args[0]), out_(s.result) {
+    std::size_t a = 1;
+    if (s.ints[1] != 0) gamma_ = s.args[a++];
+    if (s.ints[2] != 0) beta_ = s.args[a++];
+    detail::with_floating(plan_.type, [&]<class T>() {
+      ones_.resize(n * sizeof(T));
+      zeros_.assign(n * sizeof(T), std::byte{0});
+      for (std::size_t i = 0; i < n; ++i) reinterpret_cast<T*>(ones_.data())[i] = T(1);
+    });
+  }
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_layer_norm(plan_, values[x_],
+                            gamma_ == graph::no_value ? ones_.data() : values[gamma_],
+                            beta_ == graph::no_value ? zeros_.data() : values[beta_], eps_,
+                            values[out_]);
+  }
+
+ private:
+  kernels::rows_plan plan_;
+  double eps_;
+  graph::value_index x_, gamma_ = graph::no_value, beta_ = graph::no_value, out_;
+  std::vector<std::byte> ones_, zeros_;
+};
+
 /// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
 inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
                                                      const graph::program_step& s,
@@ -408,6 +511,9 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
           s.result);
     case graph::op_kind::layer_norm: {
       const auto axis = static_cast<std::size_t>(s.ints[0]);
+      if (s.fused)
+        return std::make_unique<fused_layer_norm_step>(
+            kernels::plan_rows(out.dtype(), out_ext, axis), s, out[axis].extent());
       for (std::size_t k = 1; k < 3; ++k)
         if (shapes[s.args[k]][0].extent() != out[axis].extent())
           detail::throw_extent_mismatch(s, shapes[s.args[k]], 0, out, axis,
@@ -468,6 +574,8 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
     case graph::op_kind::external:
       return s.kernel->make(std::span<const graph::value_index>(s.args.data(), s.args.size()),
                             s.result, shapes);
+    case graph::op_kind::fused_elementwise: return make_fused_elementwise_step(s, shapes);
+    case graph::op_kind::fused_dense: return make_dot_step(s, shapes, scratch);
     case graph::op_kind::parameter:
     case graph::op_kind::constant: break;
   }
