@@ -625,27 +625,35 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   }
 
   // Block buffers: a result that is not an output takes a buffer from its instruction to its
-  // last use; an instruction may write over an operand's buffer that it is the last to read.
+  // last use; an instruction may write over an operand's buffer that it is the last to read,
+  // unless the operand's elements are narrower than the result's (a bool mask read by where on
+  // doubles): writing element i would then overwrite elements after i not yet read.
   std::vector<std::uint32_t> slot_of(n, 0);
   std::size_t slots = 0;
   {
-    std::vector<std::uint32_t> free_slots;
+    std::vector<std::uint32_t> free_slots, after;
     for (std::size_t j = 0; j < n; ++j) {
       if (!needed[k + j]) continue;
       const elementwise_instruction& ins = program.instructions[j];
+      after.clear();
       for (std::size_t a = 0; a < elementwise_arity(ins.op); ++a) {
         const std::uint32_t e = entry(ins.args[a]);
-        if (e >= k && last_use[e] == j && output_of[e - k] == detail::ew_no_output &&
-            std::find(free_slots.begin(), free_slots.end(), slot_of[e - k]) == free_slots.end())
-          free_slots.push_back(slot_of[e - k]);
+        if (e < k || last_use[e] != j || output_of[e - k] != detail::ew_no_output) continue;
+        const std::uint32_t slot = slot_of[e - k];
+        if (std::find(free_slots.begin(), free_slots.end(), slot) != free_slots.end() ||
+            std::find(after.begin(), after.end(), slot) != after.end())
+          continue;
+        (size_of(types[e]) < size_of(types[k + j]) ? after : free_slots).push_back(slot);
       }
-      if (output_of[j] != detail::ew_no_output) continue;
-      if (free_slots.empty()) {
-        slot_of[j] = static_cast<std::uint32_t>(slots++);
-      } else {
-        slot_of[j] = free_slots.back();
-        free_slots.pop_back();
+      if (output_of[j] == detail::ew_no_output) {
+        if (free_slots.empty()) {
+          slot_of[j] = static_cast<std::uint32_t>(slots++);
+        } else {
+          slot_of[j] = free_slots.back();
+          free_slots.pop_back();
+        }
       }
+      free_slots.insert(free_slots.end(), after.begin(), after.end());
     }
   }
 
