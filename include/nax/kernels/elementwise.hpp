@@ -541,6 +541,11 @@ inline constexpr std::size_t ew_align(std::size_t bytes) noexcept {
   return (bytes + 63) & ~std::size_t{63};
 }
 
+/// Bytes between consecutive block buffers beyond their size: buffers a multiple of 4 KiB apart
+/// make every load of a body look like it aliases its store to the same page offset (4K
+/// aliasing: the load waits for the store's address check).
+inline constexpr std::size_t ew_skew = 192;
+
 /// Output elements per parallel chunk below which splitting does not pay, for one instruction.
 inline constexpr std::size_t ew_parallel_grain = std::size_t{1} << 15;
 
@@ -710,7 +715,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   const std::size_t table = detail::ew_align(sizeof(void*) * (k + n));
   auto block_for = [&](std::size_t gathers, std::size_t gather_bytes) {
     const std::size_t per_element = 8 * slots + gather_bytes;
-    const std::size_t fixed = table + 64 * (slots + gathers);
+    const std::size_t fixed = table + (64 + detail::ew_skew) * (slots + gathers);
     const std::size_t cap = fixed >= detail::ew_scratch_bytes ? 0
                             : per_element == 0 ? std::numeric_limits<std::size_t>::max()
                                                : (detail::ew_scratch_bytes - fixed) / per_element;
@@ -788,7 +793,7 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
   for (detail::ew_input& in : p.inputs)
     if (in.access == detail::ew_access::gather) {
       in.buffer = static_cast<std::uint32_t>(offset);
-      offset += detail::ew_align(p.block * in.size);
+      offset += detail::ew_align(p.block * in.size) + detail::ew_skew;
     }
   const std::size_t slot_base = offset;
 
@@ -804,7 +809,8 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     s.fn = detail::ew_resolve(ins.op, value_type, splat_mask(ins));
     s.size = static_cast<std::uint8_t>(size_of(types[k + j]));
     s.output = output_of[j];
-    s.buffer = static_cast<std::uint32_t>(slot_base + slot_of[j] * detail::ew_align(p.block * 8));
+    s.buffer = static_cast<std::uint32_t>(slot_base +
+                                          slot_of[j] * (detail::ew_align(p.block * 8) + detail::ew_skew));
     p.steps.push_back(s);
   }
   p.values = k + n;
