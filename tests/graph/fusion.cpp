@@ -36,6 +36,38 @@ std::string kinds(const g::program& p) {
   return r;
 }
 
+// Every fused step's decomposition against the builder: each op is its node, each operand the
+// node that node reads (a step argument's value, or an earlier op), results the step's values.
+void check_decompositions(const g::builder& b, const g::program& p) {
+  for (const g::program_step& s : p.steps) {
+    if (!s.fused) continue;
+    const g::decomposition& d = *s.fused;
+    REQUIRE(d.num_args == s.args.size());
+    for (std::size_t j = 0; j < d.ops.size(); ++j) {
+      const g::decomposed_op& op = d.ops[j];
+      const g::node& n = b.at(op.origin);
+      CHECK(op.kind == n.kind);
+      CHECK(op.code == n.code);
+      CHECK(op.shape == n.shape);
+      REQUIRE(op.inputs.size() == n.inputs.size());
+      for (std::size_t a = 0; a < op.inputs.size(); ++a) {
+        const std::uint32_t in = op.inputs[a];
+        const g::node_id want = n.inputs[a];
+        if (d.is_arg(in)) {
+          CHECK(p.values[s.args[in]].origin == want);
+        } else {
+          REQUIRE(in - d.num_args < j);  // an earlier op
+          CHECK(d.ops[in - d.num_args].origin == want);
+        }
+      }
+    }
+    REQUIRE(d.results.size() == 1 + s.extra_results.size());
+    CHECK(d.ops[d.results[0]].origin == p.values[s.result].origin);
+    for (std::size_t r = 0; r < s.extra_results.size(); ++r)
+      CHECK(d.ops[d.results[1 + r]].origin == p.values[s.extra_results[r]].origin);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("an elementwise chain with broadcasts becomes one step that keeps its ops") {
@@ -79,6 +111,7 @@ TEST_CASE("an elementwise chain with broadcasts becomes one step that keeps its 
   CHECK(d.results[0] == 4);
   CHECK(s.origin == y.id());
   CHECK(p.values[s.result].role == g::value_role::output);
+  check_decompositions(b, p);
 }
 
 TEST_CASE("fusion is turned off as a whole or per kind") {
@@ -117,6 +150,7 @@ TEST_CASE("a member used outside its group becomes an extra result") {
   CHECK(p.steps[1].args[0] == f.extra_results[0]);
   // a is also requested: its value is result 3.
   CHECK(p.outputs[3] == f.extra_results[0]);
+  check_decompositions(b, p);
 }
 
 TEST_CASE("a group never swallows a path that leaves it and comes back") {
@@ -166,6 +200,9 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   CHECK(p2.steps[0].kind == g::op_kind::softmax);
   CHECK(p2.steps[0].ints[0] == 0);
   CHECK(kinds(p2) == "fused_softmax");
+  check_decompositions(b, p);
+  check_decompositions(b, p2);  // the constant 1 of 1 / sum is an argument
+  CHECK(p2.steps[0].args.size() == 2);
   // Off: the ops stay (and the elementwise pass takes what it can).
   CHECK(kinds(compile(b, {sm}, {.fuse = {.softmax = false}})) ==
         "reduce, fused_elementwise, reduce, elementwise");
@@ -247,10 +284,11 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
     CHECK(s.ints[1] == (v.gamma ? 1 : 0));
     CHECK(s.ints[2] == (v.beta ? 1 : 0));
     CHECK(s.scalar == doctest::Approx(1e-3));
-    CHECK(s.args.size() == std::size_t(1 + v.gamma + v.beta));
+    CHECK(s.args.size() == std::size_t(2 + v.gamma + v.beta + v.pow));  // + eps (and 2)
     CHECK(p.values[s.args[0]].origin == x.id());
     if (v.gamma) CHECK(p.values[s.args[1]].origin == gamma.id());
-    if (v.beta) CHECK(p.values[s.args[s.args.size() - 1]].origin == beta.id());
+    if (v.beta) CHECK(p.values[s.args[1 + v.gamma]].origin == beta.id());
+    check_decompositions(b, p);
   }
   // beta + gamma * n: gamma and beta in front keep the axes in order only on a vector (by
   // name, gamma * n[batch, h] is [h, batch]).
@@ -308,6 +346,7 @@ TEST_CASE("dense: dot_general, bias and activation become one step") {
   CHECK(p.values[s.args[2]].origin == bias.id());
   CHECK(s.fused->ops.size() == 3);
   CHECK(s.fused->ops[0].kind == g::op_kind::dot_general);
+  check_decompositions(b, p);
   // Without an activation, without a bias.
   CHECK(kinds(compile(b, {g::dot_general(x, w, {{1, 0}}) + bias})) == "fused_dense");
   p = compile(b, {g::relu(g::dot_general(x, w, {{1, 0}}))});
@@ -348,4 +387,5 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
     CHECK(dot.find(op) != std::string::npos);
   CHECK(dot.find("peripheries=2") != std::string::npos);  // a and y are results
   CHECK(dot.find(" -> f") != std::string::npos);  // edges into the clusters' inner ops
+  check_decompositions(b, compile(b, {y, a}));
 }

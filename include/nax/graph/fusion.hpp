@@ -44,6 +44,7 @@ struct fusion_options {
 ///  - softmax: op_kind::softmax, ints {axis}; args: x.
 ///  - layer_norm: op_kind::layer_norm, ints {axis, has gamma, has beta}, scalar epsilon; args:
 ///    x, then gamma and beta where present.
+/// After those, args hold every other node a member reads (the constants of a pattern).
 struct fusion_group {
   fusion_kind kind = fusion_kind::elementwise;
   op_kind step_kind = op_kind::fused_elementwise;
@@ -177,6 +178,7 @@ class fusion_pass {
     gr.kind = fusion_kind::softmax;
     gr.step_kind = op_kind::softmax;
     gr.ints.push_back(axis);
+    gr.args.push_back(x);
     return take(std::move(gr), std::move(members), y);
   }
 
@@ -407,7 +409,9 @@ class fusion_pass {
     groups_.push_back(std::move(gr));
   }
 
-  // Extra results and arguments (patterns set their arguments' order themselves).
+  // Extra results and arguments: patterns set their leading arguments themselves (their kernels'
+  // operands); the other nodes the members read (constants: epsilon, 1 of 1 / sum) follow, so
+  // the decomposition names every operand.
   void finish(fusion_group& gr) const {
     auto member = [&](node_id i) {
       return std::binary_search(gr.members.begin(), gr.members.end(), i);
@@ -418,7 +422,6 @@ class fusion_pass {
       for (node_id u : users_[m]) outside = outside || !member(u);
       if (outside) gr.extra.push_back(m);
     }
-    if (!gr.args.empty()) return;
     for (node_id m : gr.members)
       for (node_id in : at(m).inputs)
         if (!member(in) && std::find(gr.args.begin(), gr.args.end(), in) == gr.args.end())
