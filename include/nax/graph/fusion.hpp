@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -128,6 +129,7 @@ class fusion_pass {
     gr.members = std::move(members);
     gr.root = root;
     for (node_id m : gr.members) group_of_[m] = static_cast<std::int32_t>(groups_.size());
+    lowest_member_ = std::min(lowest_member_, gr.members.front());
     groups_.push_back(std::move(gr));
     return true;
   }
@@ -353,28 +355,26 @@ class fusion_pass {
 
   // --- generic elementwise groups ---------------------------------------------------------------
 
-  // Whether the group `members` (sorted) would have a path leaving it and coming back: a cycle
-  // once fused steps are single nodes. A walk from the users outside it, through other groups
-  // as whole units.
-  bool has_cycle(const std::vector<node_id>& members) const {
-    auto in_group = [&](node_id i) {
-      return std::binary_search(members.begin(), members.end(), i);
-    };
-    std::vector<bool> seen(nodes_.size(), false), seen_group(groups_.size(), false);
-    std::vector<node_id> stack;
-    for (node_id m : members)
-      for (node_id u : users_[m])
-        if (!in_group(u)) stack.push_back(u);
+  // Whether a walk from `starts` (users outside the group being grown, whose members are
+  // flagged in in_group_ and are at most `root`) comes back into it: a path leaving the group and
+  // re-entering, a cycle once fused steps are single nodes. Other groups are crossed as whole
+  // units. Ids grow along edges, so past `root` the walk can only come back by entering a group
+  // with a member at most `root`; without such a group it stops there.
+  bool comes_back(const std::vector<node_id>& starts, node_id root) {
+    const bool bounded = lowest_member_ > root;
+    ++generation_;
+    std::vector<node_id>& stack = stack_;
+    stack.assign(starts.begin(), starts.end());
     while (!stack.empty()) {
       const node_id x = stack.back();
       stack.pop_back();
-      if (in_group(x)) return true;
-      if (seen[x]) continue;
-      seen[x] = true;
+      if (in_group_[x]) return true;
+      if ((bounded && x > root) || seen_[x] == generation_) continue;
+      seen_[x] = generation_;
       for (node_id u : users_[x]) stack.push_back(u);
       const std::int32_t h = group_of_[x];
-      if (h != unassigned && !seen_group[static_cast<std::size_t>(h)]) {
-        seen_group[static_cast<std::size_t>(h)] = true;
+      if (h != unassigned && group_seen_[static_cast<std::size_t>(h)] != generation_) {
+        group_seen_[static_cast<std::size_t>(h)] = generation_;
         for (node_id m : groups_[static_cast<std::size_t>(h)].members) stack.push_back(m);
       }
     }
@@ -384,21 +384,36 @@ class fusion_pass {
   void grow_elementwise(node_id root) {
     if (at(root).kind != op_kind::elementwise) return;
     const nax::shape& iter = at(root).shape;
+    in_group_.resize(nodes_.size(), 0);
+    seen_.resize(nodes_.size(), 0);
+    group_seen_.resize(groups_.size() + 1, 0);
     std::vector<node_id> members{root};
+    in_group_[root] = 1;
+    // The users of members outside the group: where a path leaving it starts.
+    std::vector<node_id> exits(users_[root].begin(), users_[root].end()), trial;
     std::vector<node_id> work;
     for (node_id in : at(root).inputs) work.push_back(in);
     while (!work.empty()) {
       const node_id u = work.back();
       work.pop_back();
-      if (!free(u) || at(u).kind != op_kind::elementwise || !same_dims(at(u).shape, iter) ||
-          std::binary_search(members.begin(), members.end(), u))
+      if (!free(u) || in_group_[u] || at(u).kind != op_kind::elementwise ||
+          !same_dims(at(u).shape, iter))
         continue;
-      std::vector<node_id> grown = members;
-      grown.insert(std::upper_bound(grown.begin(), grown.end(), u), u);
-      if (has_cycle(grown)) continue;
-      members = std::move(grown);
+      in_group_[u] = 1;
+      trial.clear();
+      for (node_id e : exits)
+        if (e != u) trial.push_back(e);
+      for (node_id e : users_[u])
+        if (!in_group_[e]) trial.push_back(e);
+      if (comes_back(trial, root)) {
+        in_group_[u] = 0;
+        continue;
+      }
+      exits.swap(trial);
+      members.insert(std::upper_bound(members.begin(), members.end(), u), u);
       for (node_id in : at(u).inputs) work.push_back(in);
     }
+    for (node_id m : members) in_group_[m] = 0;
     if (members.size() < 2) return;
     fusion_group gr;
     gr.kind = fusion_kind::elementwise;
@@ -406,6 +421,7 @@ class fusion_pass {
     gr.members = std::move(members);
     gr.root = root;
     for (node_id m : gr.members) group_of_[m] = static_cast<std::int32_t>(groups_.size());
+    lowest_member_ = std::min(lowest_member_, gr.members.front());
     groups_.push_back(std::move(gr));
   }
 
@@ -434,6 +450,12 @@ class fusion_pass {
   std::vector<bool> requested_;
   std::vector<std::int32_t> group_of_;
   std::vector<fusion_group> groups_;
+  // Scratch of the elementwise pass's walks (generation marks: no clearing between walks).
+  std::vector<char> in_group_;
+  std::vector<std::uint32_t> seen_, group_seen_;
+  std::vector<node_id> stack_;
+  std::uint32_t generation_ = 0;
+  node_id lowest_member_ = std::numeric_limits<node_id>::max();  // over every group made
 };
 
 }  // namespace detail
