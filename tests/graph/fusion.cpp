@@ -389,3 +389,30 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
   CHECK(dot.find(" -> f") != std::string::npos);  // edges into the clusters' inner ops
   check_decompositions(b, compile(b, {y, a}));
 }
+
+TEST_CASE("an elementwise group read only by a reduction over its trailing axes joins it") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", "seq", h}));
+  auto bias = b.parameter("bias", f32({h}));
+  auto e = g::exp(x * 2.0 + bias);
+  auto s = g::sum(e, {"h"});
+  g::program p = compile(b, {s});
+  REQUIRE(p.steps.size() == 1);
+  CHECK(p.steps[0].kind == g::op_kind::fused_reduce);
+  CHECK(g::name(p.steps[0].fused->kind) == "fused_reduce");
+  CHECK(p.steps[0].fused->ops.size() == 4);  // mul, add, exp, reduce_sum
+  CHECK(p.steps[0].ints[0] == 2);
+  check_decompositions(b, p);
+  // Over the two trailing axes; a single elementwise node.
+  p = compile(b, {g::reduce_max(g::tanh(x), {"seq", "h"})});
+  CHECK(kinds(p) == "fused_reduce");
+  // Not: over a leading axis, the group's result read elsewhere, or the option off.
+  CHECK(kinds(compile(b, {g::sum(e, {"batch"})})) == "fused_elementwise, reduce");
+  CHECK(kinds(compile(b, {s, e})) == "fused_elementwise, reduce");
+  CHECK(kinds(compile(b, {s + g::sum(e, {"seq"})})).find("fused_reduce") == std::string::npos);
+  CHECK(kinds(compile(b, {s}, {.fuse = {.reduce = false}})) == "fused_elementwise, reduce");
+  // A group with an extra result stays a group.
+  auto a = g::tanh(x);
+  auto t = a * 3.0;
+  CHECK(kinds(compile(b, {g::sum(t, {"h"}), a})) == "fused_elementwise, reduce");
+}

@@ -211,3 +211,30 @@ TEST_CASE("an MLP block built op by op runs as fused steps and matches the refer
     check(b, {y}, in, 1e-4, "fused_dense, fused_dense, elementwise, fused_layer_norm");
   }
 }
+
+TEST_CASE("an elementwise group fused into its reduction: every kind, chunked over rows") {
+  std::mt19937 rng(10);
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    g::builder b;
+    const dim hd = dim::named("h", 37);
+    auto x = b.parameter("x", shape::make(t, {"batch", "seq", hd}));
+    auto bias = b.parameter("bias", shape::make(t, {hd}));
+    auto e = g::tanh(x * 2.0 + bias) * x;
+    const g::value outs[] = {g::sum(e, {"h"}), g::mean(g::exp(x), {"seq", "h"}),
+                             g::reduce_max(e, {"h"}), g::reduce_min(x - bias, {"h"})};
+    for (std::size_t batch : {1u, 3u, 700u}) {  // 700 x 13 rows: several chunks, both threads
+      for (std::size_t seq : {1u, 13u}) {
+        CAPTURE(nax::name(t));
+        CAPTURE(batch);
+        CAPTURE(seq);
+        std::vector<dyn_tensor> in = {
+            reference::random_tensor(concrete(t, {{"batch", batch}, {"seq", seq}, {"h", 37}}), rng),
+            reference::random_tensor(concrete(t, {{"h", 37}}), rng)};
+        for (std::size_t i = 0; i < std::size(outs); ++i) {
+          CAPTURE(i);
+          check(b, {outs[i]}, in, tolerance(t), "fused_reduce");
+        }
+      }
+    }
+  }
+}

@@ -16,7 +16,7 @@
 namespace nax::graph {
 
 /// Which pass made a fused step (the compile_options::fuse toggles name the same kinds).
-enum class fusion_kind : std::uint8_t { elementwise, dense, softmax, layer_norm };
+enum class fusion_kind : std::uint8_t { elementwise, dense, softmax, layer_norm, reduce };
 
 inline std::string_view name(fusion_kind k) {
   switch (k) {
@@ -24,6 +24,7 @@ inline std::string_view name(fusion_kind k) {
     case fusion_kind::dense: return "fused_dense";
     case fusion_kind::softmax: return "fused_softmax";
     case fusion_kind::layer_norm: return "fused_layer_norm";
+    case fusion_kind::reduce: return "fused_reduce";
   }
   return "?";
 }

@@ -14,6 +14,10 @@
 //    fused step (one write, where splitting the group there would cost the same write and a
 //    read back); a member whose joining would make a path leave the group and come back (a
 //    cycle between fused steps) is left out.
+//  - last, a group (or a single elementwise node) whose result only a reduction over its trailing
+//    axes reads, with no other result, joins the reduction: the fused step computes the group a
+//    chunk of rows at a time into a buffer in cache and reduces it there (the group's result is
+//    never written to memory).
 
 #include <algorithm>
 #include <cstddef>
@@ -35,11 +39,14 @@ struct fusion_options {
   bool dense = true;        // dot_general -> add(bias) -> activation -> one GEMM with epilogue
   bool softmax = true;      // softmax from primitives -> the softmax kernel
   bool layer_norm = true;   // layer_norm from primitives -> the layer_norm kernel
+  bool reduce = true;       // elementwise group -> reduction over trailing axes -> one step
 };
 
 /// A set of builder nodes that becomes one step. The step's kind, code, ints and scalar follow
 /// its kind:
 ///  - elementwise: op_kind::fused_elementwise.
+///  - reduce: op_kind::fused_reduce; code, ints: the reduction's (its kind, its axes, the
+///    trailing ones of the group's shape).
 ///  - dense: op_kind::fused_dense; ints: the dot_general's; code: the activation's op index, or
 ///    no_activation; args: lhs, rhs, then the bias if there is one.
 ///  - softmax: op_kind::softmax, ints {axis}; args: x.
@@ -88,6 +95,9 @@ class fusion_pass {
     if (o.elementwise)
       for (std::size_t i = nodes_.size(); i-- > 0;)
         if (live_[i] && group_of_[i] == unassigned) grow_elementwise(static_cast<node_id>(i));
+    if (o.reduce)
+      for (std::size_t i = 0; i < nodes_.size(); ++i)
+        if (live_[i] && group_of_[i] == unassigned) try_reduce(static_cast<node_id>(i));
     for (fusion_group& gr : groups_) finish(gr);
     return std::move(groups_);
   }
@@ -423,6 +433,49 @@ class fusion_pass {
     for (node_id m : gr.members) group_of_[m] = static_cast<std::int32_t>(groups_.size());
     lowest_member_ = std::min(lowest_member_, gr.members.front());
     groups_.push_back(std::move(gr));
+  }
+
+  // --- an elementwise group into the reduction that alone reads it ------------------------------
+
+  void try_reduce(node_id r) {
+    const node& rn = at(r);
+    if (rn.kind != op_kind::reduce || !detail::is_floating(rn.shape.dtype())) return;
+    const node_id e = rn.inputs[0];
+    const node& en = at(e);
+    if (en.kind != op_kind::elementwise || !live_[e] || requested_[e] || users_[e].size() != 1)
+      return;
+    // The reduced axes are the trailing ones (ints are ascending): rows of the group's result.
+    const std::size_t rank = en.shape.rank(), k = rn.ints.size();
+    if (k == 0 || k > rank) return;
+    for (std::size_t j = 0; j < k; ++j)
+      if (rn.ints[j] != static_cast<std::int32_t>(rank - k + j)) return;
+    std::int32_t gi = group_of_[e];
+    if (gi == unassigned) {  // a single elementwise node
+      fusion_group gr;
+      gr.members = {e};
+      gr.root = e;
+      gi = static_cast<std::int32_t>(groups_.size());
+      group_of_[e] = gi;
+      lowest_member_ = std::min(lowest_member_, e);
+      groups_.push_back(std::move(gr));
+    }
+    fusion_group& gr = groups_[static_cast<std::size_t>(gi)];
+    if (gr.kind != fusion_kind::elementwise || gr.root != e) return;
+    for (node_id m : gr.members) {  // no member but e is read outside or requested
+      if (m == e) continue;
+      if (requested_[m]) return;
+      for (node_id u : users_[m])
+        if (group_of_[u] != gi) return;
+    }
+    // Joining r, the only reader of the group, cannot make a cycle: every path out of the
+    // group went through r.
+    gr.kind = fusion_kind::reduce;
+    gr.step_kind = op_kind::fused_reduce;
+    gr.code = rn.code;
+    gr.ints = rn.ints;
+    gr.members.push_back(r);  // r follows every member
+    gr.root = r;
+    group_of_[r] = gi;
   }
 
   // Extra results and arguments: patterns set their leading arguments themselves (their kernels'

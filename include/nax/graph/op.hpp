@@ -40,6 +40,7 @@ enum class op_kind : std::uint8_t {
   // keeps the ops it replaces (program_step::fused).
   fused_elementwise,  // a group of elementwise ops run as one elementwise program
   fused_dense,        // dot_general, then optionally add(bias), then a unary activation
+  fused_reduce,       // an elementwise group, then a reduction of its result over trailing axes
 };
 
 using kernels::name;
@@ -62,6 +63,7 @@ inline std::string_view name(op_kind k) {
     case op_kind::external: return "external";
     case op_kind::fused_elementwise: return "fused_elementwise";
     case op_kind::fused_dense: return "fused_dense";
+    case op_kind::fused_reduce: return "fused_reduce";
   }
   return "?";
 }

@@ -473,9 +473,10 @@ inline void ew_gather_strided(std::size_t size, std::byte* dst, const std::byte*
   }
 }
 
-/// Runs blocks [lo, hi) of plan p on the calling thread.
+/// Runs blocks [lo, hi) of plan p on the calling thread. Outputs hold the elements from flat
+/// position out_base on (a fused reduction computes its input a chunk of rows at a time).
 inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void* const* out,
-                          std::size_t lo, std::size_t hi) {
+                          std::size_t lo, std::size_t hi, std::size_t out_base = 0) {
   // Pointer table first, then gather buffers and block buffers (offsets from the planner).
   alignas(64) std::byte scratch[ew_scratch_bytes];
   auto* const table = reinterpret_cast<const void**>(scratch);
@@ -525,15 +526,16 @@ inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void
     for (const ew_step& s : p.steps) {
       void* const o =
           s.output != ew_no_output
-              ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) + flat * s.size)
+              ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) + (flat - out_base) * s.size)
               : static_cast<void*>(scratch + s.buffer);
       table[s.value] = o;
       const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
       s.fn(len, a, o);
     }
     for (const ew_copy& c : p.copies)
-      std::memcpy(static_cast<std::byte*>(out[c.to]) + flat * c.size,
-                  static_cast<const std::byte*>(out[c.from]) + flat * c.size, len * c.size);
+      std::memcpy(static_cast<std::byte*>(out[c.to]) + (flat - out_base) * c.size,
+                  static_cast<const std::byte*>(out[c.from]) + (flat - out_base) * c.size,
+                  len * c.size);
   }
 }
 
