@@ -1,5 +1,6 @@
 // Generic elementwise fusion end to end: random elementwise graphs (random ops, broadcasts by
-// name, comparisons and where, fan-out into reductions and extra results) compiled with and
+// name, comparisons and where, fan-out into reductions and extra results, groups fused into the
+// reductions that alone read them) compiled with and
 // without fusion give the reference's results, and the same bits as each other; large bindings
 // run the fused programs on the thread pool.
 #include <nax/graph/ops.hpp>
@@ -111,7 +112,7 @@ std::size_t count_kind(const g::program& p, g::op_kind k) {
 
 TEST_CASE("random elementwise graphs: fused, unfused and the reference agree") {
   std::mt19937 rng(11);
-  std::size_t fused_steps = 0, extra_results = 0, graphs_with_fusion = 0;
+  std::size_t fused_steps = 0, extra_results = 0, graphs_with_fusion = 0, fused_reductions = 0;
   constexpr int trials = 150;
   for (int trial = 0; trial < trials; ++trial) {
     CAPTURE(trial);
@@ -121,6 +122,7 @@ TEST_CASE("random elementwise graphs: fused, unfused and the reference agree") {
     auto plain = g::compile(rg.b, rg.outs, {.fusion = false});
     const std::size_t f = count_kind(fused.program(), g::op_kind::fused_elementwise);
     fused_steps += f;
+    fused_reductions += count_kind(fused.program(), g::op_kind::fused_reduce);
     graphs_with_fusion += f > 0;
     for (const g::program_step& s : fused.program().steps) extra_results += s.extra_results.size();
     CHECK(count_kind(plain.program(), g::op_kind::fused_elementwise) == 0);
@@ -147,8 +149,9 @@ TEST_CASE("random elementwise graphs: fused, unfused and the reference agree") {
   CHECK(graphs_with_fusion > trials / 2);
   CHECK(fused_steps > trials);
   CHECK(extra_results > 10);
-  MESSAGE(graphs_with_fusion, " graphs fused, ", fused_steps, " fused steps, ", extra_results,
-          " extra results");
+  CHECK(fused_reductions > 10);
+  MESSAGE(graphs_with_fusion, " graphs fused, ", fused_steps, " fused elementwise steps, ",
+          extra_results, " extra results, ", fused_reductions, " fused reductions");
 }
 
 TEST_CASE("large bindings: fused programs on the thread pool give the unfused bits") {
