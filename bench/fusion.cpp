@@ -97,7 +97,8 @@ void section_chains(const options& o, bool twelve) {
   }
   std::vector<float> ref(n);
   for (std::size_t i = 0; i < n; ++i)
-    ref[i] = static_cast<float>(twelve ? ref12(x.data()[i], z.data()[i]) : ref6(x.data()[i], z.data()[i]));
+    ref[i] = static_cast<float>(twelve ? ref12(x.data()[i], z.data()[i])
+                                       : ref6(x.data()[i], z.data()[i]));
 
   g::builder b;
   auto gx = b.parameter("x", shape::make(dtype::f32, {"n"}));
@@ -126,13 +127,10 @@ void section_chains(const options& o, bool twelve) {
           fused.run(in, out_f);
           return check(out_f[0].data<float>());
         }));
-    vs.push_back(local(
-        "typed expression (compile-time fusion)", kind::peer, bytes,
-        typed,
-        [&] {
-          typed();
-          return check(out.data());
-        }));
+    vs.push_back(local("typed expression (compile-time fusion)", kind::peer, bytes, typed, [&] {
+      typed();
+      return check(out.data());
+    }));
     vs.push_back(local(
         "runtime graph, unfused", kind::baseline, bytes, [&] { plain.run(in, out_p); },
         [&] {
@@ -233,8 +231,8 @@ void section_mlp(const options& o) {
             return check(out_p[0].data<float>());
           }));
       for (auto& v : vs) v.threads = std::to_string(t);
-      table(cat("mlp, batch ", std::to_string(m), ", ", std::to_string(t), " thread(s)").c_str(), vs,
-            o.reps);
+      table(cat("mlp, batch ", std::to_string(m), ", ", std::to_string(t), " thread(s)").c_str(),
+            vs, o.reps);
       for (const auto& v : vs)
         std::printf("  %s: %.1f GFLOP/s\n", v.name.c_str(), flops / v.median * 1e-9);
     }
@@ -268,9 +266,9 @@ void section_rows(const options& o, bool softmax) {
               plain.program().steps.size(), steps_of(kernel).c_str());
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uni(-3.f, 3.f);
-  std::vector<dyn_tensor> in = {
-      dyn_tensor(nax::shape(dtype::f32, {dim::named("row", rows), c})),
-      dyn_tensor(nax::shape(dtype::f32, {c})), dyn_tensor(nax::shape(dtype::f32, {c}))};
+  std::vector<dyn_tensor> in = {dyn_tensor(nax::shape(dtype::f32, {dim::named("row", rows), c})),
+                                dyn_tensor(nax::shape(dtype::f32, {c})),
+                                dyn_tensor(nax::shape(dtype::f32, {c}))};
   for (auto& t : in)
     for (std::size_t i = 0; i < t.size(); ++i) t.data<float>()[i] = uni(rng);
   std::vector<dyn_tensor> out_f = make_outputs(fused, in), out_p = make_outputs(plain, in),

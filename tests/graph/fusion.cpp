@@ -123,8 +123,7 @@ TEST_CASE("fusion is turned off as a whole or per kind") {
   CHECK(kinds(compile(b, {y})) == "fused_dense, fused_elementwise");
   CHECK(kinds(compile(b, {y}, {.fusion = false})) ==
         "dot_general, elementwise, elementwise, elementwise, elementwise");
-  CHECK(kinds(compile(b, {y}, {.fuse = {.dense = false}})) ==
-        "dot_general, fused_elementwise");
+  CHECK(kinds(compile(b, {y}, {.fuse = {.dense = false}})) == "dot_general, fused_elementwise");
   CHECK(kinds(compile(b, {y}, {.fuse = {.elementwise = false}})) ==
         "fused_dense, elementwise, elementwise");
   // Without fusion the steps are the builder's nodes in its order (what issue 5 compiled).
@@ -237,8 +236,8 @@ namespace {
 
 // layer_norm spelled from primitives, in one of its variants.
 struct ln_spelling {
-  bool rsqrt = true, pow = false, eps_first = false, gamma = true, gamma_first = false,
-       beta = true, beta_first = false;
+  bool rsqrt = true, pow = false, eps_first = false, gamma = true, gamma_first = false, beta = true,
+       beta_first = false;
 };
 
 g::value layer_norm_from_primitives(g::builder& b, g::value x, g::value gamma, g::value beta,
@@ -296,8 +295,8 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
   auto x = b.parameter("x", f32({h}));
   auto gamma = b.parameter("gamma", f32({h}));
   auto beta = b.parameter("beta", f32({h}));
-  auto y = layer_norm_from_primitives(b, x, gamma, beta, "h",
-                                      {.gamma_first = true, .beta_first = true});
+  auto y =
+      layer_norm_from_primitives(b, x, gamma, beta, "h", {.gamma_first = true, .beta_first = true});
   CHECK(kinds(compile(b, {y})) == "fused_layer_norm");
   CHECK(kinds(compile(b, {y}, {.fuse = {.layer_norm = false}})).find("layer_norm") ==
         std::string::npos);
@@ -383,10 +382,11 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
   CHECK(dot.find("label=\"fused_elementwise\"") != std::string::npos);
   CHECK(dot.find("subgraph cluster_1 {") != std::string::npos);
   CHECK(dot.find("label=\"fused_dense\"") != std::string::npos);
-  for (const char* op : {"\"exp\"", "\"tanh\"", "\"mul\"", "\"dot_general\"", "\"add\"", "\"silu\""})
+  for (const char* op :
+       {"\"exp\"", "\"tanh\"", "\"mul\"", "\"dot_general\"", "\"add\"", "\"silu\""})
     CHECK(dot.find(op) != std::string::npos);
   CHECK(dot.find("peripheries=2") != std::string::npos);  // a and y are results
-  CHECK(dot.find(" -> f") != std::string::npos);  // edges into the clusters' inner ops
+  CHECK(dot.find(" -> f") != std::string::npos);          // edges into the clusters' inner ops
   check_decompositions(b, compile(b, {y, a}));
 }
 

@@ -42,7 +42,8 @@ struct random_ew_graph {
     auto pick = [&] {
       // Recent values more often: chains form.
       const std::size_t n = pool.size();
-      const std::size_t lo = n > 4 && std::uniform_int_distribution<int>(0, 2)(rng) != 0 ? n - 4 : 0;
+      const std::size_t lo =
+          n > 4 && std::uniform_int_distribution<int>(0, 2)(rng) != 0 ? n - 4 : 0;
       return pool[std::uniform_int_distribution<std::size_t>(lo, n - 1)(rng)];
     };
     auto one_in = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng) == 0; };
@@ -175,8 +176,8 @@ TEST_CASE("a fused chain writes its extra results and reads broadcast operands")
   auto x = b.parameter("x", shape::make(dtype::f32, {"batch", h}));
   auto bias = b.parameter("bias", shape::make(dtype::f32, {h}));
   auto scale = b.parameter("scale", shape::make(dtype::f32, {"batch"}));
-  auto a = g::tanh(x + bias);             // read by the sum: an extra result
-  auto m = g::greater(a, bias);           // bool, inside the group
+  auto a = g::tanh(x + bias);    // read by the sum: an extra result
+  auto m = g::greater(a, bias);  // bool, inside the group
   auto y = g::where(m, a * scale, -a) + 1.0;
   auto s = g::sum(a, {"h"});
   auto ex = g::compile(b, {y, s, m});

@@ -59,8 +59,8 @@ double tolerance(dtype t) { return t == dtype::f64 ? 1e-10 : 2e-5; }
 TEST_CASE("fused dense: bias and activation in the GEMM epilogue, every GEMM path") {
   std::mt19937 rng(5);
   for (dtype t : {dtype::f32, dtype::f64}) {
-    for (std::size_t batch : {1u, 3u, 70u}) {       // gemv, small, packed
-      for (std::size_t n : {1u, 5u, 40u}) {         // n = 1: a transposed gemv (strided rows)
+    for (std::size_t batch : {1u, 3u, 70u}) {  // gemv, small, packed
+      for (std::size_t n : {1u, 5u, 40u}) {    // n = 1: a transposed gemv (strided rows)
         CAPTURE(nax::name(t));
         CAPTURE(batch);
         CAPTURE(n);
@@ -95,7 +95,8 @@ TEST_CASE("fused dense with batch axes and a transposed operand") {
   for (std::size_t seq : {1u, 9u, 33u}) {
     CAPTURE(seq);
     std::vector<dyn_tensor> in = {
-        reference::random_tensor(concrete(dtype::f32, {{"heads", 3}, {"seq", seq}, {"h", 16}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"heads", 3}, {"seq", seq}, {"h", 16}}),
+                                 rng),
         reference::random_tensor(concrete(dtype::f32, {{"k", 24}, {"heads", 3}, {"h", 16}}), rng),
         reference::random_tensor(concrete(dtype::f32, {{"k", 24}}), rng)};
     check(b, {y}, in, 2e-5, "fused_dense");
@@ -167,8 +168,8 @@ TEST_CASE("fused layer_norm from primitives, with and without gamma and beta") {
         CAPTURE(batch);
         CAPTURE(seq);
         std::vector<dyn_tensor> in = {
-            reference::random_tensor(concrete(t, {{"batch", batch}, {"h", 40}, {"seq", seq}}),
-                                     rng, -2, 3),
+            reference::random_tensor(concrete(t, {{"batch", batch}, {"h", 40}, {"seq", seq}}), rng,
+                                     -2, 3),
             reference::random_tensor(concrete(t, {{"batch", batch}, {"h", 40}}), rng, -2, 3),
             reference::random_tensor(concrete(t, {{"h", 40}}), rng),
             reference::random_tensor(concrete(t, {{"h", 40}}), rng),

@@ -37,7 +37,7 @@ struct decomposed_op {
   nax::detail::small_vector<std::uint32_t, 3> inputs;
   nax::detail::small_vector<std::int32_t, 6> ints;
   double scalar = 0;
-  nax::shape shape;      // symbolic, as the builder inferred it
+  nax::shape shape;          // symbolic, as the builder inferred it
   std::uint32_t origin = 0;  // the builder node (node_id)
 };
 

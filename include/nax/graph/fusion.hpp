@@ -74,8 +74,11 @@ inline constexpr std::int32_t unassigned = -1;
 class fusion_pass {
  public:
   fusion_pass(const builder& g, const std::vector<bool>& live, std::span<const value> outputs)
-      : nodes_(g.nodes()), live_(live), users_(nodes_.size()),
-        requested_(nodes_.size(), false), group_of_(nodes_.size(), unassigned) {
+      : nodes_(g.nodes()),
+        live_(live),
+        users_(nodes_.size()),
+        requested_(nodes_.size(), false),
+        group_of_(nodes_.size(), unassigned) {
     for (std::size_t i = 0; i < nodes_.size(); ++i)
       if (live_[i])
         for (node_id in : nodes_[i].inputs) users_[in].push_back(static_cast<node_id>(i));
@@ -255,8 +258,9 @@ class fusion_pass {
     }
     if (!is_reduce(var, reduce_kind::mean, axis)) return false;
     const node_id sq = at(var).inputs[0];
-    const bool square = (is<ops::mul>(sq) && at(sq).inputs[0] == d && at(sq).inputs[1] == d) ||
-                        (is<ops::pow>(sq) && at(sq).inputs[0] == d && is_constant(at(sq).inputs[1], 2));
+    const bool square =
+        (is<ops::mul>(sq) && at(sq).inputs[0] == d && at(sq).inputs[1] == d) ||
+        (is<ops::pow>(sq) && at(sq).inputs[0] == d && is_constant(at(sq).inputs[1], 2));
     if (!square) return false;
     const nax::shape& xs = at(x).shape;
     if (!detail::is_floating(xs.dtype()) || !same_dims(at(n).shape, xs) ||
@@ -352,8 +356,8 @@ class fusion_pass {
       }
     }
     if (auto v = only_user(cur); v && at(*v).kind == op_kind::elementwise &&
-                                 elementwise_arity(at(*v).code) == 1 &&
-                                 !is<ops::logical_not>(*v) && same_dims(at(*v).shape, dn.shape) &&
+                                 elementwise_arity(at(*v).code) == 1 && !is<ops::logical_not>(*v) &&
+                                 same_dims(at(*v).shape, dn.shape) &&
                                  at(*v).shape.dtype() == dn.shape.dtype()) {
       members.push_back(*v);
       gr.code = at(*v).code;

@@ -62,10 +62,10 @@ struct program_step {
   value_index result = no_value;
   nax::detail::small_vector<std::int32_t, 6> ints;
   double scalar = 0;
-  node_id origin = 0;  // a fused step's: its result's node
+  node_id origin = 0;                                      // a fused step's: its result's node
   std::shared_ptr<const runtime::external_kernel> kernel;  // op_kind::external's
-  std::shared_ptr<const decomposition> fused;  // a fused step's: the ops it replaces
-  std::vector<value_index> extra_results;      // a fused step's values besides `result`
+  std::shared_ptr<const decomposition> fused;              // a fused step's: the ops it replaces
+  std::vector<value_index> extra_results;                  // a fused step's values besides `result`
 };
 
 /// A compiled graph: values (inputs first, in the builder's parameter order), steps in execution
@@ -323,8 +323,8 @@ inline std::string to_dot(const program& p) {
     return std::string(name(kind));
   };
   auto box = [&](const std::string& node, bool is_output, const std::string& label) {
-    put("  ", node, " [shape=box", is_output ? ", peripheries=2" : "", ", label=\"",
-        escaped(label), "\"];\n");
+    put("  ", node, " [shape=box", is_output ? ", peripheries=2" : "", ", label=\"", escaped(label),
+        "\"];\n");
   };
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const program_step& s = p.steps[k];
@@ -337,7 +337,8 @@ inline std::string to_dot(const program& p) {
       for (std::size_t r = 1; r < d.results.size(); ++r)
         op_value[d.results[r]] = s.extra_results[r - 1];
       for (std::size_t j = 0; j < d.ops.size(); ++j)
-        op_node[j] = op_value[j] == no_value ? cat("f", id(k), "_", id(j)) : cat("v", id(op_value[j]));
+        op_node[j] =
+            op_value[j] == no_value ? cat("f", id(k), "_", id(j)) : cat("v", id(op_value[j]));
       put("  subgraph cluster_", id(k), " {\n    label=\"", name(d.kind),
           "\";\n    style=rounded;\n  ");
       for (std::size_t j = 0; j < d.ops.size(); ++j) {

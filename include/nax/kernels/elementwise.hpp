@@ -524,10 +524,10 @@ inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void
       }
     }
     for (const ew_step& s : p.steps) {
-      void* const o =
-          s.output != ew_no_output
-              ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) + (flat - out_base) * s.size)
-              : static_cast<void*>(scratch + s.buffer);
+      void* const o = s.output != ew_no_output
+                          ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) +
+                                               (flat - out_base) * s.size)
+                          : static_cast<void*>(scratch + s.buffer);
       table[s.value] = o;
       const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
       s.fn(len, a, o);
@@ -811,8 +811,8 @@ inline elementwise_plan plan_elementwise(const elementwise_program& program,
     s.fn = detail::ew_resolve(ins.op, value_type, splat_mask(ins));
     s.size = static_cast<std::uint8_t>(size_of(types[k + j]));
     s.output = output_of[j];
-    s.buffer = static_cast<std::uint32_t>(slot_base +
-                                          slot_of[j] * (detail::ew_align(p.block * 8) + detail::ew_skew));
+    s.buffer = static_cast<std::uint32_t>(
+        slot_base + slot_of[j] * (detail::ew_align(p.block * 8) + detail::ew_skew));
     p.steps.push_back(s);
   }
   p.values = k + n;

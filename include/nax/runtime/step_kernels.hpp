@@ -242,7 +242,7 @@ class dot_step final : public step_kernel {
   kernels::gemm_plan plan;
   gemm_operand ga, gb;
   std::ptrdiff_t c_rs = 0, c_bs = 0;
-  graph::value_index bias = graph::no_value;        // fused: one value per column of C
+  graph::value_index bias = graph::no_value;    // fused: one value per column of C
   kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
 
  private:
@@ -457,10 +457,9 @@ class fused_layer_norm_step final : public step_kernel {
     });
   }
   void run(void* const* values, std::byte*) const override {
-    kernels::run_layer_norm(plan_, values[x_],
-                            gamma_ == graph::no_value ? ones_.data() : values[gamma_],
-                            beta_ == graph::no_value ? zeros_.data() : values[beta_], eps_,
-                            values[out_]);
+    kernels::run_layer_norm(
+        plan_, values[x_], gamma_ == graph::no_value ? ones_.data() : values[gamma_],
+        beta_ == graph::no_value ? zeros_.data() : values[beta_], eps_, values[out_]);
   }
 
  private:
@@ -476,15 +475,18 @@ class fused_layer_norm_step final : public step_kernel {
 class fused_reduce_step final : public step_kernel {
  public:
   struct chunking {
-    std::size_t rows = 0, inner = 0;    // the group's result as [rows, inner]
-    std::size_t chunk_rows = 0;         // rows per chunk (all but the last)
+    std::size_t rows = 0, inner = 0;  // the group's result as [rows, inner]
+    std::size_t chunk_rows = 0;       // rows per chunk (all but the last)
     std::size_t chunks = 0;
     std::size_t element_bytes = 0;
   };
 
   fused_reduce_step(kernels::elementwise_plan program, kernels::reduce_plan full,
                     kernels::reduce_plan last, chunking c, const graph::program_step& s)
-      : program_(std::move(program)), full_(std::move(full)), last_(std::move(last)), c_(c),
+      : program_(std::move(program)),
+        full_(std::move(full)),
+        last_(std::move(last)),
+        c_(c),
         result_(s.result) {
     args_.assign(s.args.begin(), s.args.end());
   }
@@ -503,7 +505,8 @@ class fused_reduce_step final : public step_kernel {
       for (std::size_t k = lo; k < hi; ++k) {
         const std::size_t r0 = k * c_.chunk_rows, r1 = std::min(c_.rows, r0 + c_.chunk_rows);
         if (c_.inner != 0) {
-          const std::pair<std::size_t, std::size_t> blocks = block_range(r0 * c_.inner, r1 * c_.inner);
+          const std::pair<std::size_t, std::size_t> blocks =
+              block_range(r0 * c_.inner, r1 * c_.inner);
           kernels::detail::ew_run_blocks(program_, in, outs, blocks.first, blocks.second,
                                          r0 * c_.inner);
         }
@@ -593,8 +596,8 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   // Whole rows per chunk, on block boundaries: a multiple of `unit` rows.
   const std::size_t align = plan.row_blocks ? plan.inner : plan.block;
   const std::size_t unit = c.inner == 0 ? 1 : align / std::gcd(align, c.inner);
-  const std::size_t want = std::max<std::size_t>(1, fused_reduce_chunk_elements /
-                                                        std::max<std::size_t>(1, c.inner));
+  const std::size_t want =
+      std::max<std::size_t>(1, fused_reduce_chunk_elements / std::max<std::size_t>(1, c.inner));
   c.chunk_rows = std::max(unit, want / unit * unit);
   c.chunks = c.rows == 0 ? 0 : (c.rows + c.chunk_rows - 1) / c.chunk_rows;
   const auto kind = static_cast<kernels::reduce_kind>(s.code);
