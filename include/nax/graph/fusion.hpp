@@ -345,8 +345,10 @@ class fusion_pass {
     if (auto u = only_user(cur); u && is<ops::add>(*u) && same_dims(at(*u).shape, dn.shape)) {
       const node_id bias = at(*u).inputs[0] == cur ? at(*u).inputs[1] : at(*u).inputs[0];
       const nax::shape& bs = at(bias).shape;
-      bool fits = bias != cur && bs.dtype() == dn.shape.dtype() && bs.rank() == nfree &&
-                  all_named(bs) && all_named(dn.shape);
+      // (Never one of the product's operands: the step's third argument is the bias.)
+      bool fits = bias != cur && bias != dn.inputs[0] && bias != dn.inputs[1] &&
+                  bs.dtype() == dn.shape.dtype() && bs.rank() == nfree && all_named(bs) &&
+                  all_named(dn.shape);
       for (std::size_t j = 0; fits && j < nfree; ++j)
         fits = bs[j] == dn.shape[dn.shape.rank() - nfree + j];
       if (fits) {
