@@ -36,6 +36,11 @@ enum class op_kind : std::uint8_t {
   slice,        // ints: axis, start, stop, step (stop is never "to the end": it is resolved)
   concat,       // ints: the axis; inputs: the operands in order (two or more)
   external,     // node::kernel computes it (nax::jit's fused expressions); inputs: its operands
+  // Made only by the fusion passes (nax/graph/fusion.hpp), never by the builder; each such step
+  // keeps the ops it replaces (program_step::fused).
+  fused_elementwise,  // a group of elementwise ops run as one elementwise program
+  fused_dense,        // dot_general, then optionally add(bias), then a unary activation
+  fused_reduce,       // an elementwise group, then a reduction of its result over trailing axes
 };
 
 using kernels::name;
@@ -56,6 +61,9 @@ inline std::string_view name(op_kind k) {
     case op_kind::slice: return "slice";
     case op_kind::concat: return "concat";
     case op_kind::external: return "external";
+    case op_kind::fused_elementwise: return "fused_elementwise";
+    case op_kind::fused_dense: return "fused_dense";
+    case op_kind::fused_reduce: return "fused_reduce";
   }
   return "?";
 }

@@ -477,9 +477,10 @@ inline void ew_gather_strided(std::size_t size, std::byte* dst, const std::byte*
   }
 }
 
-/// Runs blocks [lo, hi) of plan p on the calling thread.
+/// Runs blocks [lo, hi) of plan p on the calling thread. Outputs hold the elements from flat
+/// position out_base on (a fused reduction computes its input a chunk of rows at a time).
 inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void* const* out,
-                          std::size_t lo, std::size_t hi) {
+                          std::size_t lo, std::size_t hi, std::size_t out_base = 0) {
   // Pointer table first, then gather buffers and block buffers (offsets from the planner).
   alignas(64) std::byte scratch[ew_scratch_bytes];
   auto* const table = reinterpret_cast<const void**>(scratch);
@@ -527,23 +528,29 @@ inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void
       }
     }
     for (const ew_step& s : p.steps) {
-      void* const o =
-          s.output != ew_no_output
-              ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) + flat * s.size)
-              : static_cast<void*>(scratch + s.buffer);
+      void* const o = s.output != ew_no_output
+                          ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) +
+                                               (flat - out_base) * s.size)
+                          : static_cast<void*>(scratch + s.buffer);
       table[s.value] = o;
       const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
       s.fn(len, a, o);
     }
     for (const ew_copy& c : p.copies)
-      std::memcpy(static_cast<std::byte*>(out[c.to]) + flat * c.size,
-                  static_cast<const std::byte*>(out[c.from]) + flat * c.size, len * c.size);
+      std::memcpy(static_cast<std::byte*>(out[c.to]) + (flat - out_base) * c.size,
+                  static_cast<const std::byte*>(out[c.from]) + (flat - out_base) * c.size,
+                  len * c.size);
   }
 }
 
 inline constexpr std::size_t ew_align(std::size_t bytes) noexcept {
   return (bytes + 63) & ~std::size_t{63};
 }
+
+/// Bytes between consecutive block buffers beyond their size: buffers a multiple of 4 KiB apart
+/// make every load of a body look like it aliases its store to the same page offset (4K
+/// aliasing: the load waits for the store's address check).
+inline constexpr std::size_t ew_skew = 192;
 
 /// Output elements per parallel chunk below which splitting does not pay, for one instruction.
 inline constexpr std::size_t ew_parallel_grain = std::size_t{1} << 15;
@@ -634,28 +641,36 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
   }
 
   // Block buffers: a result that is not an output takes a buffer from its instruction to its
-  // last use; an instruction may write over an operand's buffer that it is the last to read.
+  // last use; an instruction may write over an operand's buffer that it is the last to read,
+  // unless the operand's elements are narrower than the result's (a bool mask read by where on
+  // doubles): writing element i would then overwrite elements after i not yet read.
   nax::detail::small_vector<std::uint32_t, 4> slot_of;
   slot_of.resize(n);
   std::size_t slots = 0;
   {
-    nax::detail::small_vector<std::uint32_t, 4> free_slots;
+    nax::detail::small_vector<std::uint32_t, 4> free_slots, after;
     for (std::size_t j = 0; j < n; ++j) {
       if (!needed[k + j]) continue;
       const elementwise_instruction& ins = code[j];
+      after.clear();
       for (std::size_t a = 0; a < elementwise_arity(ins.op); ++a) {
         const std::uint32_t e = entry(ins.args[a]);
-        if (e >= k && last_use[e] == j && output_of[e - k] == detail::ew_no_output &&
-            std::find(free_slots.begin(), free_slots.end(), slot_of[e - k]) == free_slots.end())
-          free_slots.push_back(slot_of[e - k]);
+        if (e < k || last_use[e] != j || output_of[e - k] != detail::ew_no_output) continue;
+        const std::uint32_t slot = slot_of[e - k];
+        if (std::find(free_slots.begin(), free_slots.end(), slot) != free_slots.end() ||
+            std::find(after.begin(), after.end(), slot) != after.end())
+          continue;
+        (size_of(types[e]) < size_of(types[k + j]) ? after : free_slots).push_back(slot);
       }
-      if (output_of[j] != detail::ew_no_output) continue;
-      if (free_slots.empty()) {
-        slot_of[j] = static_cast<std::uint32_t>(slots++);
-      } else {
-        slot_of[j] = free_slots.back();
-        free_slots.resize(free_slots.size() - 1);
+      if (output_of[j] == detail::ew_no_output) {
+        if (free_slots.empty()) {
+          slot_of[j] = static_cast<std::uint32_t>(slots++);
+        } else {
+          slot_of[j] = free_slots.back();
+          free_slots.resize(free_slots.size() - 1);
+        }
       }
+      for (std::uint32_t slot : after) free_slots.push_back(slot);
     }
   }
 
@@ -718,7 +733,7 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
   const std::size_t table = detail::ew_align(sizeof(void*) * (k + n));
   auto block_for = [&](std::size_t gathers, std::size_t gather_bytes) {
     const std::size_t per_element = 8 * slots + gather_bytes;
-    const std::size_t fixed = table + 64 * (slots + gathers);
+    const std::size_t fixed = table + (64 + detail::ew_skew) * (slots + gathers);
     const std::size_t cap = fixed >= detail::ew_scratch_bytes ? 0
                             : per_element == 0 ? std::numeric_limits<std::size_t>::max()
                                                : (detail::ew_scratch_bytes - fixed) / per_element;
@@ -796,7 +811,7 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
   for (detail::ew_input& in : p.inputs)
     if (in.access == detail::ew_access::gather) {
       in.buffer = static_cast<std::uint32_t>(offset);
-      offset += detail::ew_align(p.block * in.size);
+      offset += detail::ew_align(p.block * in.size) + detail::ew_skew;
     }
   const std::size_t slot_base = offset;
 
@@ -812,7 +827,8 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
     s.fn = detail::ew_resolve(ins.op, value_type, splat_mask(ins));
     s.size = static_cast<std::uint8_t>(size_of(types[k + j]));
     s.output = output_of[j];
-    s.buffer = static_cast<std::uint32_t>(slot_base + slot_of[j] * detail::ew_align(p.block * 8));
+    s.buffer = static_cast<std::uint32_t>(
+        slot_base + slot_of[j] * (detail::ew_align(p.block * 8) + detail::ew_skew));
     p.steps.push_back(s);
   }
   p.values = k + n;

@@ -304,6 +304,13 @@ template <class Act, class X, class T, class Old, class Bias>
   return x;
 }
 
+/// An epilogue with a member row_hook(c, step, n) (the runtime's fused dense: an activation chosen
+/// at run time) has it applied to each finished run of a row of C, while the run is in L1.
+template <class T, class Epi>
+void finish_row(const Epi& epi, T* c, std::ptrdiff_t step, std::size_t n) {
+  if constexpr (requires { epi.row_hook(c, step, n); }) epi.row_hook(c, step, n);
+}
+
 /// Writes n values of the product (alpha not yet applied) to a row of C at `step`, through
 /// updated(): vectors of the elementwise kernels (nax/simd/arch.hpp, the evaluator's op bodies)
 /// where C and the bias are contiguous, else one element at a time. The bias of element j is
@@ -332,6 +339,7 @@ void update_row(const T* product, T* c, std::ptrdiff_t step, std::size_t n, cons
         product[j], u, has_bias, [&] { return cj; },
         [&] { return epi.bias[epi.bias_per_row ? row : col0 + j]; });
   }
+  if (u.last) finish_row(epi, c, step, n);
 }
 
 /// Writes the first `rows` (<= Rows) x `cols` of the tile acc to C at (row0, col0) (c points
@@ -361,6 +369,7 @@ template <class T, std::size_t Rows, class Epi>
                                       : vec<T>::load_unaligned(epi.bias + col0 + v * w);
             })
             .store_unaligned(ci + v * w);
+      if (u.last) finish_row(epi, ci, 1, nr);  // a run-time activation, while the row is in L1
     }
     return;
   }
@@ -415,6 +424,7 @@ void scale_only(const matrix_ref<T>& c, std::size_t m0, std::size_t m1, std::siz
           T(0), u, epi.bias != nullptr, [&] { return cij; },
           [&] { return epi.bias[epi.bias_per_row ? i : j]; });
     }
+  for (std::size_t i = m0; i < m1 && n0 < n1; ++i) finish_row(epi, &c(i, n0), c.cs, n1 - n0);
 }
 
 /// Rows [m0, m1) x columns [n0, n1) of one product, packed, on the calling thread. For each K

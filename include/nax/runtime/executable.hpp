@@ -471,7 +471,7 @@ namespace graph {
 /// Compiles the part of `g` that `outputs` need (level 1); runs specialize it per binding.
 inline executable compile(const builder& g, std::span<const value> outputs,
                           compile_options options = {}) {
-  return executable(compile_program(g, outputs), options);
+  return executable(compile_program(g, outputs, options), options);
 }
 inline executable compile(const builder& g, std::initializer_list<value> outputs,
                           compile_options options = {}) {

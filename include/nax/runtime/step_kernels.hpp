@@ -4,16 +4,20 @@
 // arithmetic. Operand consistency that symbolic inference could not prove (an axis unified with a
 // static extent, then bound to another) is checked here, once per specialization.
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <numeric>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include <nax/core/bindings.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
@@ -22,6 +26,7 @@
 #if NAX_RUNTIME_DEFINES_KERNELS
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
+#include <nax/kernels/dense_epilogue.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/gemm.hpp>
 #include <nax/kernels/gemm_plan.hpp>
@@ -263,14 +268,23 @@ class dot_step final : public step_kernel {
       kernels::run_copy(gb.copy_plan, pb, arena + gb.scratch);
       pb = reinterpret_cast<const T*>(arena + gb.scratch);
     }
-    kernels::gemm<T>(plan, kernels::matrix_ref<const T>(pa, ga.rs, ga.cs, ga.bs),
-                     kernels::matrix_ref<const T>(pb, gb.rs, gb.cs, gb.bs),
-                     kernels::matrix_ref<T>(static_cast<T*>(values[c_]), c_rs, 1, c_bs));
+    const kernels::matrix_ref<const T> ma(pa, ga.rs, ga.cs, ga.bs), mb(pb, gb.rs, gb.cs, gb.bs);
+    const kernels::matrix_ref<T> mc(static_cast<T*>(values[c_]), c_rs, 1, c_bs);
+    if (bias == graph::no_value && activation == nullptr) {
+      kernels::gemm<T>(plan, ma, mb, mc);
+    } else {  // a fused dense step
+      kernels::dense_epilogue<T> epi;
+      if (bias != graph::no_value) epi.bias = static_cast<const T*>(values[bias]);
+      epi.act = activation;
+      kernels::gemm<T>(plan, ma, mb, mc, T(1), T(0), epi);
+    }
   }
 
   kernels::gemm_plan plan;
   gemm_operand ga, gb;
   std::ptrdiff_t c_rs = 0, c_bs = 0;
+  graph::value_index bias = graph::no_value;    // fused: one value per column of C
+  kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
 
  private:
   graph::value_index a_, b_, c_;
@@ -317,6 +331,10 @@ inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
     step->c_rs = static_cast<std::ptrdiff_t>(n);
     step->c_bs = static_cast<std::ptrdiff_t>(m * n);
     (void)cs;
+    if (s.kind == graph::op_kind::fused_dense) {
+      if (s.args.size() > 2) step->bias = s.args[2];
+      if (s.code != graph::no_activation) step->activation = kernels::dense_activation<T>(s.code);
+    }
     return step;
   });
 }
@@ -454,6 +472,236 @@ class plan_memo {
   std::unordered_map<ew_key, kernels::elementwise_plan, ew_key_hash> elementwise_;
 };
 
+// --- fused steps (nax/graph/fusion.hpp) ----------------------------------------------------------
+
+// A fused elementwise group: its decomposition run as one elementwise program, writing the
+// step's result and its extra results.
+class fused_elementwise_step final : public step_kernel {
+ public:
+  fused_elementwise_step(kernels::elementwise_plan plan, const graph::program_step& s)
+      : plan_(std::move(plan)) {
+    args_.assign(s.args.begin(), s.args.end());
+    outs_.push_back(s.result);
+    outs_.insert(outs_.end(), s.extra_results.begin(), s.extra_results.end());
+  }
+  void run(void* const* values, std::byte*) const override {
+    constexpr std::size_t inline_pointers = 32;
+    const void* in_small[inline_pointers];
+    void* out_small[inline_pointers];
+    std::vector<const void*> in_big;
+    std::vector<void*> out_big;
+    const void** in = in_small;
+    void** out = out_small;
+    if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
+    if (outs_.size() > inline_pointers) out = (out_big.resize(outs_.size()), out_big.data());
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    for (std::size_t o = 0; o < outs_.size(); ++o) out[o] = values[outs_[o]];
+    kernels::run_elementwise(plan_, in, out);
+  }
+
+ private:
+  kernels::elementwise_plan plan_;
+  std::vector<graph::value_index> args_, outs_;
+};
+
+inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const graph::decomposition& d = *s.fused;
+  const nax::shape& out = shapes[s.result];
+  kernels::elementwise_program program;
+  std::vector<std::ptrdiff_t> strides;
+  for (std::size_t i = 0; i < s.args.size(); ++i) {
+    const nax::shape& in = shapes[s.args[i]];
+    program.inputs.push_back(in.dtype());
+    // Every op of the group has the result's axes, so each operand is read as the builder
+    // broadcast it to its op.
+    const strides_vector st = broadcast_strides(s, in, i, out);
+    strides.insert(strides.end(), st.begin(), st.end());
+  }
+  for (const graph::decomposed_op& op : d.ops) {
+    kernels::elementwise_instruction ins;
+    ins.op = op.code;
+    for (std::size_t a = 0; a < op.inputs.size(); ++a)
+      ins.args[a] = d.is_arg(op.inputs[a])
+                        ? kernels::elementwise_operand::input(op.inputs[a])
+                        : kernels::elementwise_operand::result(
+                              static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
+    program.instructions.push_back(ins);
+  }
+  program.outputs = d.results;
+  return std::make_unique<fused_elementwise_step>(
+      kernels::plan_elementwise(program, detail::extents_of(out), strides), s);
+}
+
+// layer_norm recognized from primitives: gamma and beta may be absent (then 1 and 0, held here).
+class fused_layer_norm_step final : public step_kernel {
+ public:
+  fused_layer_norm_step(kernels::rows_plan plan, const graph::program_step& s, std::size_t n)
+      : plan_(std::move(plan)), eps_(s.scalar), x_(s.args[0]), out_(s.result) {
+    std::size_t a = 1;
+    if (s.ints[1] != 0) gamma_ = s.args[a++];
+    if (s.ints[2] != 0) beta_ = s.args[a++];
+    detail::with_floating(plan_.type, [&]<class T>() {
+      ones_.resize(n * sizeof(T));
+      zeros_.assign(n * sizeof(T), std::byte{0});
+      for (std::size_t i = 0; i < n; ++i) reinterpret_cast<T*>(ones_.data())[i] = T(1);
+    });
+  }
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_layer_norm(
+        plan_, values[x_], gamma_ == graph::no_value ? ones_.data() : values[gamma_],
+        beta_ == graph::no_value ? zeros_.data() : values[beta_], eps_, values[out_]);
+  }
+
+ private:
+  kernels::rows_plan plan_;
+  double eps_;
+  graph::value_index x_, gamma_ = graph::no_value, beta_ = graph::no_value, out_;
+  std::vector<std::byte> ones_, zeros_;
+};
+
+// An elementwise group reduced over its trailing axes: the group's program runs over a chunk of
+// whole rows into a per-thread buffer (kept within L2), which the reduction then reads; chunks go
+// to the thread pool. The group's result is never written to memory.
+class fused_reduce_step final : public step_kernel {
+ public:
+  struct chunking {
+    std::size_t rows = 0, inner = 0;  // the group's result as [rows, inner]
+    std::size_t chunk_rows = 0;       // rows per chunk (all but the last)
+    std::size_t chunks = 0;
+    std::size_t element_bytes = 0;
+  };
+
+  fused_reduce_step(kernels::elementwise_plan program, kernels::reduce_plan full,
+                    kernels::reduce_plan last, chunking c, const graph::program_step& s)
+      : program_(std::move(program)),
+        full_(std::move(full)),
+        last_(std::move(last)),
+        c_(c),
+        result_(s.result) {
+    args_.assign(s.args.begin(), s.args.end());
+  }
+
+  void run(void* const* values, std::byte*) const override {
+    constexpr std::size_t inline_pointers = 32;
+    const void* in_small[inline_pointers];
+    std::vector<const void*> in_big;
+    const void** in = in_small;
+    if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    auto* out = static_cast<std::byte*>(values[result_]);
+    auto body = [&](std::size_t lo, std::size_t hi) {
+      std::byte* buffer = chunk_buffer(c_.chunk_rows * c_.inner * c_.element_bytes);
+      void* outs[1] = {buffer};
+      for (std::size_t k = lo; k < hi; ++k) {
+        const std::size_t r0 = k * c_.chunk_rows, r1 = std::min(c_.rows, r0 + c_.chunk_rows);
+        if (c_.inner != 0) {
+          const std::pair<std::size_t, std::size_t> blocks =
+              block_range(r0 * c_.inner, r1 * c_.inner);
+          kernels::detail::ew_run_blocks(program_, in, outs, blocks.first, blocks.second,
+                                         r0 * c_.inner);
+        }
+        kernels::run_reduce(r1 - r0 == c_.chunk_rows ? full_ : last_, buffer,
+                            out + r0 * c_.element_bytes);
+      }
+    };
+    if (c_.chunks < 2)
+      body(0, c_.chunks);
+    else
+      parallel_for(0, c_.chunks, 1, body);
+  }
+
+ private:
+  // The program's blocks that cover flat positions [f0, f1) exactly (chunks are aligned so).
+  std::pair<std::size_t, std::size_t> block_range(std::size_t f0, std::size_t f1) const {
+    const kernels::elementwise_plan& p = program_;
+    if (p.row_blocks) return {f0 / p.inner * p.segments, f1 / p.inner * p.segments};
+    return {f0 / p.block, (f1 + p.block - 1) / p.block};
+  }
+  static std::byte* chunk_buffer(std::size_t bytes) {
+    struct deleter {
+      void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+    };
+    thread_local std::unique_ptr<std::byte[], deleter> buffer;
+    thread_local std::size_t capacity = 0;
+    if (bytes > capacity) {
+      buffer.reset(new (std::align_val_t{64}) std::byte[bytes]);
+      capacity = bytes;
+    }
+    return buffer.get();
+  }
+
+  kernels::elementwise_plan program_;
+  kernels::reduce_plan full_, last_;
+  chunking c_;
+  std::vector<graph::value_index> args_;
+  graph::value_index result_;
+};
+
+/// Elements of a fused reduction's chunk to aim for: its buffer stays within L2 with the inputs.
+inline constexpr std::size_t fused_reduce_chunk_elements = std::size_t{1} << 14;
+
+inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program& p,
+                                                           const graph::program_step& s,
+                                                           std::span<const nax::shape> shapes) {
+  const graph::decomposition& d = *s.fused;
+  const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
+  const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
+  // The group's concrete shape: its symbolic one under the binding the arguments carry.
+  nax::bindings b;
+  for (graph::value_index a : s.args) {
+    const nax::shape& sym = p.values[a].shape;
+    for (std::size_t i = 0; i < sym.rank(); ++i)
+      if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
+  }
+  const nax::shape group = d.ops[e].shape.resolve(b);
+  kernels::elementwise_program program;
+  std::vector<std::ptrdiff_t> strides;
+  for (std::size_t i = 0; i < s.args.size(); ++i) {
+    const nax::shape& in = shapes[s.args[i]];
+    program.inputs.push_back(in.dtype());
+    const strides_vector st = broadcast_strides(s, in, i, group);
+    strides.insert(strides.end(), st.begin(), st.end());
+  }
+  for (std::size_t j = 0; j < last; ++j) {
+    const graph::decomposed_op& op = d.ops[j];
+    kernels::elementwise_instruction ins;
+    ins.op = op.code;
+    for (std::size_t a = 0; a < op.inputs.size(); ++a)
+      ins.args[a] = d.is_arg(op.inputs[a])
+                        ? kernels::elementwise_operand::input(op.inputs[a])
+                        : kernels::elementwise_operand::result(
+                              static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
+    program.instructions.push_back(ins);
+  }
+  program.outputs = {e};
+  const extents_vector ext = detail::extents_of(group);
+  kernels::elementwise_plan plan = kernels::plan_elementwise(program, ext, strides);
+
+  fused_reduce_step::chunking c;
+  const std::size_t k = s.ints.size(), r = ext.size();
+  c.rows = 1;
+  c.inner = 1;
+  for (std::size_t i = 0; i < r; ++i) (i < r - k ? c.rows : c.inner) *= ext[i];
+  c.element_bytes = size_of(group.dtype());
+  // Whole rows per chunk, on block boundaries: a multiple of `unit` rows.
+  const std::size_t align = plan.row_blocks ? plan.inner : plan.block;
+  const std::size_t unit = c.inner == 0 ? 1 : align / std::gcd(align, c.inner);
+  const std::size_t want =
+      std::max<std::size_t>(1, fused_reduce_chunk_elements / std::max<std::size_t>(1, c.inner));
+  c.chunk_rows = std::max(unit, want / unit * unit);
+  c.chunks = c.rows == 0 ? 0 : (c.rows + c.chunk_rows - 1) / c.chunk_rows;
+  const auto kind = static_cast<kernels::reduce_kind>(s.code);
+  const std::size_t one[1] = {1};
+  const std::size_t full_ext[2] = {c.chunk_rows, c.inner};
+  const std::size_t last_rows = c.rows - (c.chunks == 0 ? 0 : (c.chunks - 1) * c.chunk_rows);
+  const std::size_t last_ext[2] = {last_rows, c.inner};
+  kernels::reduce_plan full = kernels::plan_reduce(group.dtype(), kind, full_ext, one);
+  kernels::reduce_plan tail = kernels::plan_reduce(group.dtype(), kind, last_ext, one);
+  return std::make_unique<fused_reduce_step>(std::move(plan), std::move(full), std::move(tail), c,
+                                             s);
+}
+
 /// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
 /// `memo`, if given, lends plans made for earlier steps of the same specialization.
 inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
@@ -505,6 +753,9 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
           s.result);
     case graph::op_kind::layer_norm: {
       const auto axis = static_cast<std::size_t>(s.ints[0]);
+      if (s.fused)
+        return std::make_unique<fused_layer_norm_step>(
+            kernels::plan_rows(out.dtype(), out_ext, axis), s, out[axis].extent());
       for (std::size_t k = 1; k < 3; ++k)
         if (shapes[s.args[k]][0].extent() != out[axis].extent())
           detail::throw_extent_mismatch(s, shapes[s.args[k]], 0, out, axis,
@@ -566,6 +817,9 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
     case graph::op_kind::external:
       return s.kernel->make(std::span<const graph::value_index>(s.args.data(), s.args.size()),
                             s.result, shapes);
+    case graph::op_kind::fused_elementwise: return make_fused_elementwise_step(s, shapes);
+    case graph::op_kind::fused_dense: return make_dot_step(s, shapes, scratch);
+    case graph::op_kind::fused_reduce: return make_fused_reduce_step(p, s, shapes);
     case graph::op_kind::parameter:
     case graph::op_kind::constant: break;
   }
