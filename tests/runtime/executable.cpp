@@ -238,16 +238,7 @@ struct random_graph {
   }
 
   std::vector<dyn_tensor> inputs(std::mt19937& rng, std::size_t batch, std::size_t seq) const {
-    std::vector<dyn_tensor> in;
-    for (const g::value& p : params) {
-      std::vector<dim> d;
-      for (const dim& x : p.shape().dims())
-        d.push_back(dim::named(x.name(), x.is_static()                ? x.extent()
-                                         : x.name().view() == "batch" ? batch
-                                                                      : seq));
-      in.push_back(reference::random_tensor(shape(type, std::span<const dim>(d)), rng));
-    }
-    return in;
+    return reference::random_inputs(params, {{"batch", batch}, {"seq", seq}}, rng);
   }
 };
 

@@ -292,6 +292,14 @@ inline nax::dyn_tensor random_tensor(nax::shape s, std::mt19937& rng, double lo 
   return t;
 }
 
+// Random values for the parameters `params` under binding b.
+inline std::vector<nax::dyn_tensor> random_inputs(std::span<const g::value> params,
+                                                  const nax::bindings& b, std::mt19937& rng) {
+  std::vector<nax::dyn_tensor> in;
+  for (const g::value& p : params) in.push_back(random_tensor(p.shape().resolve(b), rng));
+  return in;
+}
+
 // Largest |got - want| / (1 + |want|).
 inline double max_error(const nax::dyn_tensor& got, const dense& want) {
   double e = 0;

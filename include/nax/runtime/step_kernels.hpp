@@ -504,21 +504,24 @@ class fused_elementwise_step final : public step_kernel {
   std::vector<graph::value_index> args_, outs_;
 };
 
-inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+/// The elementwise program of the first `count` ops of fused step s's decomposition, over the
+/// iteration shape `over`; the strides its operands are read with are appended to `strides`.
+inline kernels::elementwise_program group_program(const graph::program_step& s,
+                                                  std::span<const nax::shape> shapes,
+                                                  const nax::shape& over, std::size_t count,
+                                                  std::vector<std::ptrdiff_t>& strides) {
   const graph::decomposition& d = *s.fused;
-  const nax::shape& out = shapes[s.result];
   kernels::elementwise_program program;
-  std::vector<std::ptrdiff_t> strides;
   for (std::size_t i = 0; i < s.args.size(); ++i) {
     const nax::shape& in = shapes[s.args[i]];
     program.inputs.push_back(in.dtype());
-    // Every op of the group has the result's axes, so each operand is read as the builder
-    // broadcast it to its op.
-    const strides_vector st = broadcast_strides(s, in, i, out);
+    // Every op of the group has the iteration shape's axes, so each operand is read as the
+    // builder broadcast it to its op.
+    const strides_vector st = broadcast_strides(s, in, i, over);
     strides.insert(strides.end(), st.begin(), st.end());
   }
-  for (const graph::decomposed_op& op : d.ops) {
+  for (std::size_t j = 0; j < count; ++j) {
+    const graph::decomposed_op& op = d.ops[j];
     kernels::elementwise_instruction ins;
     ins.op = op.code;
     for (std::size_t a = 0; a < op.inputs.size(); ++a)
@@ -528,6 +531,15 @@ inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
                               static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
     program.instructions.push_back(ins);
   }
+  return program;
+}
+
+inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const graph::decomposition& d = *s.fused;
+  const nax::shape& out = shapes[s.result];
+  std::vector<std::ptrdiff_t> strides;
+  kernels::elementwise_program program = group_program(s, shapes, out, d.ops.size(), strides);
   program.outputs = d.results;
   return std::make_unique<fused_elementwise_step>(
       kernels::plan_elementwise(program, detail::extents_of(out), strides), s);
@@ -655,25 +667,8 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
       if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
   }
   const nax::shape group = d.ops[e].shape.resolve(b);
-  kernels::elementwise_program program;
   std::vector<std::ptrdiff_t> strides;
-  for (std::size_t i = 0; i < s.args.size(); ++i) {
-    const nax::shape& in = shapes[s.args[i]];
-    program.inputs.push_back(in.dtype());
-    const strides_vector st = broadcast_strides(s, in, i, group);
-    strides.insert(strides.end(), st.begin(), st.end());
-  }
-  for (std::size_t j = 0; j < last; ++j) {
-    const graph::decomposed_op& op = d.ops[j];
-    kernels::elementwise_instruction ins;
-    ins.op = op.code;
-    for (std::size_t a = 0; a < op.inputs.size(); ++a)
-      ins.args[a] = d.is_arg(op.inputs[a])
-                        ? kernels::elementwise_operand::input(op.inputs[a])
-                        : kernels::elementwise_operand::result(
-                              static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
-    program.instructions.push_back(ins);
-  }
+  kernels::elementwise_program program = group_program(s, shapes, group, last, strides);
   program.outputs = {e};
   const extents_vector ext = detail::extents_of(group);
   kernels::elementwise_plan plan = kernels::plan_elementwise(program, ext, strides);
