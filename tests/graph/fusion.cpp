@@ -390,7 +390,7 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
   check_decompositions(b, compile(b, {y, a}));
 }
 
-TEST_CASE("an elementwise group read only by a reduction over its trailing axes joins it") {
+TEST_CASE("an elementwise group read only by a reduction over a run of its axes joins it") {
   g::builder b;
   auto x = b.parameter("x", f32({"batch", "seq", h}));
   auto bias = b.parameter("bias", f32({h}));
@@ -406,8 +406,15 @@ TEST_CASE("an elementwise group read only by a reduction over its trailing axes 
   // Over the two trailing axes; a single elementwise node.
   p = compile(b, {g::reduce_max(g::tanh(x), {"seq", "h"})});
   CHECK(kinds(p) == "fused_reduce");
-  // Not: over a leading axis, the group's result read elsewhere, or the option off.
-  CHECK(kinds(compile(b, {g::sum(e, {"batch"})})) == "fused_elementwise, reduce");
+  // Over leading and middle runs (a sum over the batch, as a bias gradient).
+  p = compile(b, {g::sum(e, {"batch"})});
+  CHECK(kinds(p) == "fused_reduce");
+  CHECK(p.steps[0].ints[0] == 0);
+  check_decompositions(b, p);
+  CHECK(kinds(compile(b, {g::mean(e, {"batch", "seq"})})) == "fused_reduce");
+  CHECK(kinds(compile(b, {g::reduce_min(e, {"seq"})})) == "fused_reduce");
+  // Not: over axes that are not one run, the group's result read elsewhere, or the option off.
+  CHECK(kinds(compile(b, {g::sum(e, {"batch", "h"})})) == "fused_elementwise, reduce");
   CHECK(kinds(compile(b, {s, e})) == "fused_elementwise, reduce");
   CHECK(kinds(compile(b, {s + g::sum(e, {"seq"})})).find("fused_reduce") == std::string::npos);
   CHECK(kinds(compile(b, {s}, {.fuse = {.reduce = false}})) == "fused_elementwise, reduce");

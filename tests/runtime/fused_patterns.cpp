@@ -6,6 +6,7 @@
 
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -210,6 +211,39 @@ TEST_CASE("an MLP block built op by op runs as fused steps and matches the refer
         reference::random_tensor(concrete(dtype::f32, {{"d", 32}}), rng)};
     // dot + b2 is the second dense (no activation); + x is then its own step.
     check(b, {y}, in, 1e-4, "fused_dense, fused_dense, elementwise, fused_layer_norm");
+  }
+}
+
+TEST_CASE("an elementwise group fused into a reduction over leading or middle axes") {
+  std::mt19937 rng(12);
+  for (dtype t : {dtype::f32, dtype::f64}) {
+    g::builder b;
+    auto x = b.parameter("x", shape::make(t, {"batch", "seq", "h"}));
+    auto bias = b.parameter("bias", shape::make(t, {"h"}));
+    auto e = g::tanh(x * 2.0 + bias) * x;
+    const g::value outs[] = {g::sum(e, {"batch"}), g::mean(e, {"batch", "seq"}),
+                             g::reduce_max(e, {"seq"}), g::reduce_min(g::exp(x), {"batch"})};
+    // Short rows, rows of several pieces, few items (parts), an empty batch.
+    for (const auto& [batch, seq, h] : {std::tuple{1u, 1u, 5u}, {300u, 7u, 24u}, {3u, 2u, 4500u},
+                                        {2000u, 1u, 3u}, {0u, 3u, 8u}}) {
+      CAPTURE(nax::name(t));
+      CAPTURE(batch);
+      CAPTURE(seq);
+      CAPTURE(h);
+      std::vector<dyn_tensor> in = {
+          reference::random_tensor(concrete(t, {{"batch", batch}, {"seq", seq}, {"h", h}}), rng),
+          reference::random_tensor(concrete(t, {{"h", h}}), rng)};
+      for (std::size_t i = 0; i < std::size(outs); ++i) {
+        CAPTURE(i);
+        if (batch == 0 && (i == 1 || i == 3)) {  // mean, min of nothing: the plain reduction's error
+          auto fused = g::compile(b, {outs[i]});
+          CHECK_THROWS_WITH_AS(fused.run(in), doctest::Contains("over an empty axis"),
+                               nax::shape_error);
+          continue;
+        }
+        check(b, {outs[i]}, in, tolerance(t) * double(batch * seq + 1), "fused_reduce");
+      }
+    }
   }
 }
 

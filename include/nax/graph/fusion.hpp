@@ -14,10 +14,10 @@
 //    fused step (one write, where splitting the group there would cost the same write and a
 //    read back); a member whose joining would make a path leave the group and come back (a
 //    cycle between fused steps) is left out.
-//  - last, a group (or a single elementwise node) whose result only a reduction over its trailing
-//    axes reads, with no other result, joins the reduction: the fused step computes the group a
-//    chunk of rows at a time into a buffer in cache and reduces it there (the group's result is
-//    never written to memory).
+//  - last, a group (or a single elementwise node) whose result only a reduction over a contiguous
+//    run of its axes reads (trailing: row sums; leading: a sum over the batch), with no other
+//    result, joins the reduction: the fused step computes the group a piece at a time into a
+//    buffer in cache and reduces it there (the group's result is never written to memory).
 
 #include <algorithm>
 #include <cstddef>
@@ -39,14 +39,14 @@ struct fusion_options {
   bool dense = true;        // dot_general -> add(bias) -> activation -> one GEMM with epilogue
   bool softmax = true;      // softmax from primitives -> the softmax kernel
   bool layer_norm = true;   // layer_norm from primitives -> the layer_norm kernel
-  bool reduce = true;       // elementwise group -> reduction over trailing axes -> one step
+  bool reduce = true;       // elementwise group -> reduction over a run of its axes -> one step
 };
 
 /// A set of builder nodes that becomes one step. The step's kind, code, ints and scalar follow
 /// its kind:
 ///  - elementwise: op_kind::fused_elementwise.
-///  - reduce: op_kind::fused_reduce; code, ints: the reduction's (its kind, its axes, the
-///    trailing ones of the group's shape).
+///  - reduce: op_kind::fused_reduce; code, ints: the reduction's (its kind, its axes, a
+///    contiguous ascending run of the group's shape's).
 ///  - dense: op_kind::fused_dense; ints: the dot_general's; code: the activation's op index, or
 ///    no_activation; args: lhs, rhs, then the bias if there is one.
 ///  - softmax: op_kind::softmax, ints {axis}; args: x.
@@ -450,11 +450,12 @@ class fusion_pass {
     const node& en = at(e);
     if (en.kind != op_kind::elementwise || !live_[e] || requested_[e] || users_[e].size() != 1)
       return;
-    // The reduced axes are the trailing ones (ints are ascending): rows of the group's result.
+    // The reduced axes are a contiguous run (ints are ascending): the kernel sees the group's
+    // result as [outer, reduced, inner].
     const std::size_t rank = en.shape.rank(), k = rn.ints.size();
     if (k == 0 || k > rank) return;
-    for (std::size_t j = 0; j < k; ++j)
-      if (rn.ints[j] != static_cast<std::int32_t>(rank - k + j)) return;
+    for (std::size_t j = 1; j < k; ++j)
+      if (rn.ints[j] != rn.ints[j - 1] + 1) return;
     std::int32_t gi = group_of_[e];
     if (gi == unassigned) {  // a single elementwise node
       fusion_group gr;

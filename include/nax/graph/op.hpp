@@ -40,7 +40,7 @@ enum class op_kind : std::uint8_t {
   // keeps the ops it replaces (program_step::fused).
   fused_elementwise,  // a group of elementwise ops run as one elementwise program
   fused_dense,        // dot_general, then optionally add(bias), then a unary activation
-  fused_reduce,       // an elementwise group, then a reduction of its result over trailing axes
+  fused_reduce,       // an elementwise group, then a reduction of its result over a run of axes
 };
 
 using kernels::name;

@@ -477,69 +477,99 @@ inline void ew_gather_strided(std::size_t size, std::byte* dst, const std::byte*
   }
 }
 
+/// Runs flat output positions [flat, flat + len) of plan p on the calling thread: len at most
+/// p.block and, with row_blocks, within row r from column c0 (flat = r * p.inner + c0). Outputs
+/// hold the elements from flat position out_base on. `scratch`: ew_scratch_bytes, 64-aligned.
+inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* const* out,
+                        std::size_t flat, std::size_t len, std::size_t r, std::size_t c0,
+                        std::size_t out_base, std::byte* scratch) {
+  auto* const table = reinterpret_cast<const void**>(scratch);
+  const std::size_t k = p.inputs.size();
+  if (p.row_blocks) {
+    for (std::size_t i = 0; i < k; ++i) {
+      const ew_input& in_i = p.inputs[i];
+      if (in_i.access == ew_access::unused) continue;
+      const std::ptrdiff_t* st = p.strides.data() + i * p.rank;
+      std::ptrdiff_t off = static_cast<std::ptrdiff_t>(c0) * in_i.inner_step;
+      for (std::size_t j = p.rank - 1, q = r; j-- > 0;) {
+        off += static_cast<std::ptrdiff_t>(q % p.extents[j]) * st[j];
+        q /= p.extents[j];
+      }
+      const std::byte* src =
+          static_cast<const std::byte*>(in[i]) + off * static_cast<std::ptrdiff_t>(in_i.size);
+      if (in_i.access == ew_access::gather) {
+        ew_gather_strided(in_i.size, scratch + in_i.buffer, src, in_i.inner_step, len);
+        table[i] = scratch + in_i.buffer;
+      } else {
+        table[i] = src;
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < k; ++i) {
+      const ew_input& in_i = p.inputs[i];
+      const auto* base = static_cast<const std::byte*>(in[i]);
+      switch (in_i.access) {
+        case ew_access::unused: break;
+        case ew_access::in_place: table[i] = base + flat * in_i.size; break;
+        case ew_access::splat: table[i] = base; break;
+        case ew_access::gather:
+          ew_gather(in_i.size, scratch + in_i.buffer, base, p, p.strides.data() + i * p.rank, flat,
+                    len);
+          table[i] = scratch + in_i.buffer;
+          break;
+      }
+    }
+  }
+  for (const ew_step& s : p.steps) {
+    void* const o = s.output != ew_no_output
+                        ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) +
+                                             (flat - out_base) * s.size)
+                        : static_cast<void*>(scratch + s.buffer);
+    table[s.value] = o;
+    const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
+    s.fn(len, a, o);
+  }
+  for (const ew_copy& c : p.copies)
+    std::memcpy(static_cast<std::byte*>(out[c.to]) + (flat - out_base) * c.size,
+                static_cast<const std::byte*>(out[c.from]) + (flat - out_base) * c.size,
+                len * c.size);
+}
+
 /// Runs blocks [lo, hi) of plan p on the calling thread. Outputs hold the elements from flat
 /// position out_base on (a fused reduction computes its input a chunk of rows at a time).
 inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void* const* out,
                           std::size_t lo, std::size_t hi, std::size_t out_base = 0) {
   // Pointer table first, then gather buffers and block buffers (offsets from the planner).
   alignas(64) std::byte scratch[ew_scratch_bytes];
-  auto* const table = reinterpret_cast<const void**>(scratch);
-  const std::size_t k = p.inputs.size();
   for (std::size_t b = lo; b < hi; ++b) {
-    std::size_t len, flat;
     if (p.row_blocks) {
       const std::size_t r = b / p.segments, c0 = (b % p.segments) * p.block;
-      len = std::min(p.block, p.inner - c0);
-      flat = r * p.inner + c0;
-      for (std::size_t i = 0; i < k; ++i) {
-        const ew_input& in_i = p.inputs[i];
-        if (in_i.access == ew_access::unused) continue;
-        const std::ptrdiff_t* st = p.strides.data() + i * p.rank;
-        std::ptrdiff_t off = static_cast<std::ptrdiff_t>(c0) * in_i.inner_step;
-        for (std::size_t j = p.rank - 1, q = r; j-- > 0;) {
-          off += static_cast<std::ptrdiff_t>(q % p.extents[j]) * st[j];
-          q /= p.extents[j];
-        }
-        const std::byte* src =
-            static_cast<const std::byte*>(in[i]) + off * static_cast<std::ptrdiff_t>(in_i.size);
-        if (in_i.access == ew_access::gather) {
-          ew_gather_strided(in_i.size, scratch + in_i.buffer, src, in_i.inner_step, len);
-          table[i] = scratch + in_i.buffer;
-        } else {
-          table[i] = src;
-        }
-      }
+      ew_run_span(p, in, out, r * p.inner + c0, std::min(p.block, p.inner - c0), r, c0, out_base,
+                  scratch);
     } else {
-      flat = b * p.block;
-      len = std::min(p.block, p.size - flat);
-      for (std::size_t i = 0; i < k; ++i) {
-        const ew_input& in_i = p.inputs[i];
-        const auto* base = static_cast<const std::byte*>(in[i]);
-        switch (in_i.access) {
-          case ew_access::unused: break;
-          case ew_access::in_place: table[i] = base + flat * in_i.size; break;
-          case ew_access::splat: table[i] = base; break;
-          case ew_access::gather:
-            ew_gather(in_i.size, scratch + in_i.buffer, base, p, p.strides.data() + i * p.rank,
-                      flat, len);
-            table[i] = scratch + in_i.buffer;
-            break;
-        }
-      }
+      const std::size_t flat = b * p.block;
+      ew_run_span(p, in, out, flat, std::min(p.block, p.size - flat), 0, 0, out_base, scratch);
     }
-    for (const ew_step& s : p.steps) {
-      void* const o = s.output != ew_no_output
-                          ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) +
-                                               (flat - out_base) * s.size)
-                          : static_cast<void*>(scratch + s.buffer);
-      table[s.value] = o;
-      const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
-      s.fn(len, a, o);
+  }
+}
+
+/// Runs flat output positions [f0, f1) of plan p on the calling thread, wherever they start and
+/// end (spans of at most a block, cut at rows with row_blocks). Outputs hold the elements from
+/// flat position out_base on.
+inline void ew_run_range(const elementwise_plan& p, const void* const* in, void* const* out,
+                         std::size_t f0, std::size_t f1, std::size_t out_base) {
+  alignas(64) std::byte scratch[ew_scratch_bytes];
+  for (std::size_t f = f0; f < f1;) {
+    if (p.row_blocks) {
+      const std::size_t r = f / p.inner, c0 = f % p.inner;
+      const std::size_t len = std::min({p.block, p.inner - c0, f1 - f});
+      ew_run_span(p, in, out, f, len, r, c0, out_base, scratch);
+      f += len;
+    } else {
+      const std::size_t len = std::min(p.block, f1 - f);
+      ew_run_span(p, in, out, f, len, 0, 0, out_base, scratch);
+      f += len;
     }
-    for (const ew_copy& c : p.copies)
-      std::memcpy(static_cast<std::byte*>(out[c.to]) + (flat - out_base) * c.size,
-                  static_cast<const std::byte*>(out[c.from]) + (flat - out_base) * c.size,
-                  len * c.size);
   }
 }
 

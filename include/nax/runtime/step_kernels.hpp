@@ -28,6 +28,7 @@
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/dense_epilogue.hpp>
 #include <nax/kernels/elementwise.hpp>
+#include <nax/kernels/fused_reduce.hpp>
 #include <nax/kernels/gemm.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/reduce.hpp>
@@ -572,90 +573,37 @@ class fused_layer_norm_step final : public step_kernel {
   std::vector<std::byte> ones_, zeros_;
 };
 
-// An elementwise group reduced over its trailing axes: the group's program runs over a chunk of
-// whole rows into a per-thread buffer (kept within L2), which the reduction then reads; chunks go
-// to the thread pool. The group's result is never written to memory.
+// An elementwise group reduced over a run of its axes (kernels/fused_reduce.hpp): the group's
+// result is never written to memory.
 class fused_reduce_step final : public step_kernel {
  public:
-  struct chunking {
-    std::size_t rows = 0, inner = 0;  // the group's result as [rows, inner]
-    std::size_t chunk_rows = 0;       // rows per chunk (all but the last)
-    std::size_t chunks = 0;
-    std::size_t element_bytes = 0;
-  };
-
-  fused_reduce_step(kernels::elementwise_plan program, kernels::reduce_plan full,
-                    kernels::reduce_plan last, chunking c, const graph::program_step& s)
-      : program_(std::move(program)),
-        full_(std::move(full)),
-        last_(std::move(last)),
-        c_(c),
-        result_(s.result) {
+  fused_reduce_step(kernels::fused_reduce_plan plan, const graph::program_step& s)
+      : plan_(std::move(plan)), result_(s.result) {
     args_.assign(s.args.begin(), s.args.end());
   }
 
-  void run(void* const* values, std::byte*) const override {
+  void run(void* const* values, std::byte* arena) const override {
     constexpr std::size_t inline_pointers = 32;
     const void* in_small[inline_pointers];
     std::vector<const void*> in_big;
     const void** in = in_small;
     if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
-    auto* out = static_cast<std::byte*>(values[result_]);
-    auto body = [&](std::size_t lo, std::size_t hi) {
-      std::byte* buffer = chunk_buffer(c_.chunk_rows * c_.inner * c_.element_bytes);
-      void* outs[1] = {buffer};
-      for (std::size_t k = lo; k < hi; ++k) {
-        const std::size_t r0 = k * c_.chunk_rows, r1 = std::min(c_.rows, r0 + c_.chunk_rows);
-        if (c_.inner != 0) {
-          const std::pair<std::size_t, std::size_t> blocks =
-              block_range(r0 * c_.inner, r1 * c_.inner);
-          kernels::detail::ew_run_blocks(program_, in, outs, blocks.first, blocks.second,
-                                         r0 * c_.inner);
-        }
-        kernels::run_reduce(r1 - r0 == c_.chunk_rows ? full_ : last_, buffer,
-                            out + r0 * c_.element_bytes);
-      }
-    };
-    if (c_.chunks < 2)
-      body(0, c_.chunks);
-    else
-      parallel_for(0, c_.chunks, 1, body);
+    kernels::run_fused_reduce(plan_, in, values[result_], arena + scratch);
   }
+
+  std::size_t scratch = 0;  // partial rows in the arena (plan.scratch_bytes)
 
  private:
-  // The program's blocks that cover flat positions [f0, f1) exactly (chunks are aligned so).
-  std::pair<std::size_t, std::size_t> block_range(std::size_t f0, std::size_t f1) const {
-    const kernels::elementwise_plan& p = program_;
-    if (p.row_blocks) return {f0 / p.inner * p.segments, f1 / p.inner * p.segments};
-    return {f0 / p.block, (f1 + p.block - 1) / p.block};
-  }
-  static std::byte* chunk_buffer(std::size_t bytes) {
-    struct deleter {
-      void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-    };
-    thread_local std::unique_ptr<std::byte[], deleter> buffer;
-    thread_local std::size_t capacity = 0;
-    if (bytes > capacity) {
-      buffer.reset(new (std::align_val_t{64}) std::byte[bytes]);
-      capacity = bytes;
-    }
-    return buffer.get();
-  }
-
-  kernels::elementwise_plan program_;
-  kernels::reduce_plan full_, last_;
-  chunking c_;
+  kernels::fused_reduce_plan plan_;
   std::vector<graph::value_index> args_;
   graph::value_index result_;
 };
 
-/// Elements of a fused reduction's chunk to aim for: its buffer stays within L2 with the inputs.
-inline constexpr std::size_t fused_reduce_chunk_elements = std::size_t{1} << 14;
-
 inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program& p,
                                                            const graph::program_step& s,
-                                                           std::span<const nax::shape> shapes) {
+                                                           std::span<const nax::shape> shapes,
+                                                           std::vector<scratch_request>& scratch) {
   const graph::decomposition& d = *s.fused;
   const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
   const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
@@ -671,30 +619,18 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   kernels::elementwise_program program = group_program(s, shapes, group, last, strides);
   program.outputs = {e};
   const extents_vector ext = detail::extents_of(group);
-  kernels::elementwise_plan plan = kernels::plan_elementwise(program, ext, strides);
-
-  fused_reduce_step::chunking c;
-  const std::size_t k = s.ints.size(), r = ext.size();
-  c.rows = 1;
-  c.inner = 1;
-  for (std::size_t i = 0; i < r; ++i) (i < r - k ? c.rows : c.inner) *= ext[i];
-  c.element_bytes = size_of(group.dtype());
-  // Whole rows per chunk, on block boundaries: a multiple of `unit` rows.
-  const std::size_t align = plan.row_blocks ? plan.inner : plan.block;
-  const std::size_t unit = c.inner == 0 ? 1 : align / std::gcd(align, c.inner);
-  const std::size_t want =
-      std::max<std::size_t>(1, fused_reduce_chunk_elements / std::max<std::size_t>(1, c.inner));
-  c.chunk_rows = std::max(unit, want / unit * unit);
-  c.chunks = c.rows == 0 ? 0 : (c.rows + c.chunk_rows - 1) / c.chunk_rows;
-  const auto kind = static_cast<kernels::reduce_kind>(s.code);
-  const std::size_t one[1] = {1};
-  const std::size_t full_ext[2] = {c.chunk_rows, c.inner};
-  const std::size_t last_rows = c.rows - (c.chunks == 0 ? 0 : (c.chunks - 1) * c.chunk_rows);
-  const std::size_t last_ext[2] = {last_rows, c.inner};
-  kernels::reduce_plan full = kernels::plan_reduce(group.dtype(), kind, full_ext, one);
-  kernels::reduce_plan tail = kernels::plan_reduce(group.dtype(), kind, last_ext, one);
-  return std::make_unique<fused_reduce_step>(std::move(plan), std::move(full), std::move(tail), c,
-                                             s);
+  // The reduced axes are a contiguous run (ascending ints): [outer, reduced, inner].
+  const auto lo = static_cast<std::size_t>(s.ints[0]);
+  const auto hi = static_cast<std::size_t>(s.ints[s.ints.size() - 1]) + 1;
+  std::size_t outer = 1, reduced = 1, inner = 1;
+  for (std::size_t i = 0; i < ext.size(); ++i) (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
+  kernels::fused_reduce_plan plan =
+      kernels::plan_fused_reduce(kernels::plan_elementwise(program, ext, strides),
+                                 static_cast<kernels::reduce_kind>(s.code), outer, reduced, inner);
+  const std::size_t bytes = plan.scratch_bytes;
+  auto step = std::make_unique<fused_reduce_step>(std::move(plan), s);
+  if (bytes != 0) scratch.push_back({bytes, &step->scratch});
+  return step;
 }
 
 /// The kernel of step `s` of `p`, for the concrete `shapes` of p's values.
@@ -814,7 +750,7 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
                             s.result, shapes);
     case graph::op_kind::fused_elementwise: return make_fused_elementwise_step(s, shapes);
     case graph::op_kind::fused_dense: return make_dot_step(s, shapes, scratch);
-    case graph::op_kind::fused_reduce: return make_fused_reduce_step(p, s, shapes);
+    case graph::op_kind::fused_reduce: return make_fused_reduce_step(p, s, shapes, scratch);
     case graph::op_kind::parameter:
     case graph::op_kind::constant: break;
   }

@@ -1,0 +1,189 @@
+// The fused reduction kernel against index loops in double: tanh(x * 0.5 + bias) (bias read
+// broadcast along the inner axes) or exp(x) * 0.25 (every input dense), reduced over the middle of
+// [outer, reduced, inner], for the geometries that take each of its paths; results equal for
+// every thread count.
+#include <nax/kernels/fused_reduce.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/runtime/thread_pool.hpp>
+
+namespace k = nax::kernels;
+using nax::dtype;
+using operand = k::elementwise_operand;
+
+namespace {
+
+struct geometry {
+  std::size_t outer, reduced, inner;
+};
+
+template <class T>
+std::vector<T> pattern(std::size_t n, std::size_t seed) {
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = T(int((i * 7919 + seed * 31 + 13) % 101) - 50) / T(25);
+  return x;
+}
+
+// with_bias: tanh(x * 0.5 + bias[inner]); else exp(x) * 0.25.
+struct problem {
+  bool with_bias;
+  geometry g;
+
+  template <class T>
+  k::fused_reduce_plan plan(k::reduce_kind kind) const {
+    k::elementwise_program p;
+    const std::size_t ext[3] = {g.outer, g.reduced, g.inner};
+    std::vector<std::ptrdiff_t> strides = {std::ptrdiff_t(g.reduced * g.inner),
+                                           std::ptrdiff_t(g.inner), 1};
+    p.inputs = {nax::dtype_of<T>, nax::dtype_of<T>};
+    using nax::kernels::elementwise_index;
+    if (with_bias) {  // inputs: x, bias, the scalar 0.5
+      p.inputs.push_back(nax::dtype_of<T>);
+      strides.insert(strides.end(), {0, 0, 1, 0, 0, 0});
+      const operand m =
+          p.append(elementwise_index<nax::ops::mul>, {operand::input(0), operand::input(2)});
+      const operand a = p.append(elementwise_index<nax::ops::add>, {m, operand::input(1)});
+      p.append(elementwise_index<nax::ops::tanh>, {a});
+    } else {  // inputs: x, the scalar 0.25
+      strides.insert(strides.end(), {0, 0, 0});
+      const operand e = p.append(elementwise_index<nax::ops::exp>, {operand::input(0)});
+      p.append(elementwise_index<nax::ops::mul>, {e, operand::input(1)});
+    }
+    p.outputs = {static_cast<std::uint32_t>(p.instructions.size() - 1)};
+    return k::plan_fused_reduce(k::plan_elementwise(p, ext, strides), kind, g.outer, g.reduced,
+                                g.inner);
+  }
+
+  template <class T>
+  double value(const std::vector<T>& x, const std::vector<T>& bias, std::size_t i) const {
+    if (with_bias) return std::tanh(double(x[i]) * 0.5 + double(bias[i % g.inner]));
+    return std::exp(double(x[i])) * 0.25;
+  }
+
+  template <class T>
+  std::vector<double> reference(const std::vector<T>& x, const std::vector<T>& bias,
+                                k::reduce_kind kind) const {
+    std::vector<double> out(g.outer * g.inner);
+    for (std::size_t a = 0; a < g.outer; ++a)
+      for (std::size_t c = 0; c < g.inner; ++c) {
+        double acc = kind == k::reduce_kind::max ? -1e300 : kind == k::reduce_kind::min ? 1e300 : 0;
+        for (std::size_t r = 0; r < g.reduced; ++r) {
+          const double v = value(x, bias, (a * g.reduced + r) * g.inner + c);
+          acc = kind == k::reduce_kind::max   ? std::max(acc, v)
+                : kind == k::reduce_kind::min ? std::min(acc, v)
+                                              : acc + v;
+        }
+        out[a * g.inner + c] = kind == k::reduce_kind::mean ? acc / double(g.reduced) : acc;
+      }
+    return out;
+  }
+
+  template <class T>
+  std::vector<T> run(const k::fused_reduce_plan& p, const std::vector<T>& x,
+                     const std::vector<T>& bias) const {
+    const T scalar = with_bias ? T(0.5) : T(0.25);
+    const void* in[3] = {x.data(), with_bias ? static_cast<const void*>(bias.data()) : &scalar,
+                         &scalar};
+    std::vector<T> out(g.outer * g.inner, T(-7));
+    std::vector<std::byte> scratch(p.scratch_bytes + 64);
+    k::run_fused_reduce(p, in, out.data(), scratch.data());
+    return out;
+  }
+};
+
+struct keep_num_threads {
+  int saved = nax::num_threads();
+  ~keep_num_threads() { nax::set_num_threads(saved); }
+};
+
+constexpr k::reduce_kind all_kinds[] = {k::reduce_kind::sum, k::reduce_kind::mean,
+                                        k::reduce_kind::max, k::reduce_kind::min};
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, every kind", T,
+                   float, double) {
+  keep_num_threads keep;
+  const geometry geometries[] = {
+      {5, 37, 1},     // trailing: one chunk
+      {3000, 13, 1},  // trailing: several chunks
+      {1, 1, 1},      // one element
+      {7, 50, 16},    // whole short rows, several per pass
+      {40, 3, 33},    // many items
+      {1, 20000, 16}, // few items of much work: the reduced rows cut into parts
+      {2, 9, 5000},   // rows longer than a buffer: pieces of 2048 columns
+      {1, 64, 4100},  // pieces and parts
+      {3, 1, 70},     // nothing reduced but one row
+  };
+  for (bool with_bias : {true, false}) {
+    for (const geometry& g : geometries) {
+      CAPTURE(with_bias);
+      CAPTURE(g.outer);
+      CAPTURE(g.reduced);
+      CAPTURE(g.inner);
+      const problem pr{with_bias, g};
+      const std::vector<T> x = pattern<T>(g.outer * g.reduced * g.inner, 1);
+      const std::vector<T> bias = pattern<T>(g.inner, 2);
+      for (k::reduce_kind kind : all_kinds) {
+        CAPTURE(k::name(kind));
+        const k::fused_reduce_plan p = pr.plan<T>(kind);
+        nax::set_num_threads(2);
+        const std::vector<T> got = pr.run(p, x, bias);
+        const std::vector<double> want = pr.reference(x, bias, kind);
+        REQUIRE(got.size() == want.size());
+        const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-10;
+        double worst = 0;
+        for (std::size_t i = 0; i < want.size(); ++i)
+          worst = std::max(worst, std::abs(double(got[i]) - want[i]) / (1 + std::abs(want[i])));
+        CHECK(worst < tol);
+        nax::set_num_threads(1);
+        const std::vector<T> one = pr.run(p, x, bias);
+        CHECK(std::memcmp(one.data(), got.data(), got.size() * sizeof(T)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused reduction: the plan's cuts for each path") {
+  const problem wide{true, {1, 64, 4100}}, tall{true, {1, 20000, 16}}, rows{true, {3000, 13, 1}};
+  const k::fused_reduce_plan pw = wide.plan<float>(k::reduce_kind::sum);
+  CHECK(pw.pieces == 3);
+  CHECK(pw.parts == 2);
+  CHECK(pw.scratch_bytes == pw.items * pw.chunk * sizeof(float));
+  const k::fused_reduce_plan pt = tall.plan<float>(k::reduce_kind::sum);
+  CHECK(pt.pieces == 1);
+  CHECK(pt.parts == 8);
+  CHECK(pt.pass == k::fused_reduce_buffer_elements / 16);
+  const k::fused_reduce_plan pr = rows.plan<float>(k::reduce_kind::max);
+  CHECK(pr.items > 2);
+  CHECK(pr.scratch_bytes == 0);
+}
+
+TEST_CASE("fused reduction over no elements: the sum is 0, max, min and mean are errors") {
+  const problem empty{false, {4, 0, 3}};
+  const std::vector<float> none;
+  const std::vector<float> got = empty.run(empty.plan<float>(k::reduce_kind::sum), none, none);
+  CHECK(got == std::vector<float>(12, 0.0f));
+  for (k::reduce_kind kind : {k::reduce_kind::max, k::reduce_kind::min, k::reduce_kind::mean}) {
+    CAPTURE(k::name(kind));
+    try {
+      (void)empty.plan<float>(kind);
+      FAIL("no error");
+    } catch (const nax::shape_error& e) {
+      const std::string what = e.what();
+      CHECK(what.find(std::string(k::name(kind)) + " over an empty axis") != std::string::npos);
+    }
+  }
+  const problem no_output{false, {0, 5, 3}};
+  CHECK(no_output.run(no_output.plan<float>(k::reduce_kind::max), none, none).empty());
+}
