@@ -390,6 +390,27 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
   check_decompositions(b, compile(b, {y, a}));
 }
 
+TEST_CASE("explicit broadcasts to a group's shape, read only inside it, join the group") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto bias = b.parameter("bias", f32({h}));
+  auto bb = b.broadcast(bias, x.shape());
+  auto y = g::tanh(x * bb + bb);
+  g::program p = compile(b, {y});
+  CHECK(kinds(p) == "fused_elementwise");
+  REQUIRE(p.steps[0].fused);
+  CHECK(p.steps[0].fused->ops.size() == 4);  // broadcast, mul, add, tanh
+  CHECK(p.steps[0].fused->ops[0].kind == g::op_kind::broadcast);
+  check_decompositions(b, p);
+  // Into a reduction's group too.
+  CHECK(kinds(compile(b, {g::sum(x * bb, {"batch"})})) == "fused_reduce");
+  // Not when its value leaves the group: requested, or read by another step.
+  CHECK(kinds(compile(b, {y, bb})) == "broadcast, fused_elementwise");
+  CHECK(kinds(compile(b, {y, g::sum(bb, {"h"})})) == "broadcast, fused_elementwise, reduce");
+  CHECK(kinds(compile(b, {y}, {.fusion = false})) ==
+        "broadcast, elementwise, elementwise, elementwise");
+}
+
 TEST_CASE("an elementwise group read only by a reduction over a run of its axes joins it") {
   g::builder b;
   auto x = b.parameter("x", f32({"batch", "seq", h}));

@@ -8,6 +8,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace k = nax::kernels;
@@ -226,31 +227,42 @@ std::vector<buffer> reference(const k::elementwise_program& p, const std::vector
   return res;
 }
 
-std::vector<buffer> run(const k::elementwise_plan& plan, std::vector<arg>& args, std::size_t size) {
+// Outputs are written `shift` bytes past a 64-byte boundary (streamed stores need alignment).
+std::vector<buffer> run(const k::elementwise_plan& plan, std::vector<arg>& args, std::size_t size,
+                        std::size_t shift = 0) {
   std::vector<buffer> outs;
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<void*> out;
   for (dtype t : plan.output_dtypes) {
     outs.emplace_back(t, size);
+    storage.emplace_back(outs.back().bytes.size() + 128);
+    std::byte* const raw = storage.back().data();
+    std::byte* const at = raw + (64 - reinterpret_cast<std::uintptr_t>(raw) % 64) % 64 + shift;
     // Poison, so an element the kernel fails to write shows.
-    std::memset(outs.back().bytes.data(), 0x5a, outs.back().bytes.size());
+    std::memset(at, 0x5a, outs.back().bytes.size());
+    out.push_back(at);
   }
   std::vector<const void*> in;
   for (arg& a : args) in.push_back(a.data.data());
-  std::vector<void*> out;
-  for (buffer& b : outs) out.push_back(b.data());
   k::run_elementwise(plan, in.data(), out.data());
+  for (std::size_t o = 0; o < outs.size(); ++o)
+    std::memcpy(outs[o].bytes.data(), out[o], outs[o].bytes.size());
   return outs;
 }
 
 // Plans and runs `p` and checks every output element against the reference; `rel` is the
 // relative tolerance for floating-point results (0: exact).
 void check(const k::elementwise_program& p, const std::vector<std::size_t>& out,
-           std::vector<arg> args, std::size_t block = 0, double rel = 0) {
+           std::vector<arg> args, std::size_t block = 0, double rel = 0,
+           k::elementwise_streaming streaming = k::elementwise_streaming::automatic,
+           std::size_t shift = 0) {
   std::vector<std::ptrdiff_t> strides;
   for (const arg& a : args) strides.insert(strides.end(), a.strides.begin(), a.strides.end());
-  const k::elementwise_plan plan = k::plan_elementwise(p, out, strides, block);
+  const k::elementwise_plan plan = k::plan_elementwise(p, out, strides, block, streaming);
+  CHECK(plan.stream == (streaming == k::elementwise_streaming::always));
   std::size_t size = 1;
   for (std::size_t e : out) size *= e;
-  const std::vector<buffer> got = run(plan, args, size);
+  const std::vector<buffer> got = run(plan, args, size, shift);
   const std::vector<buffer> want = reference(p, out, args, plan.output_dtypes);
   for (std::size_t o = 0; o < got.size(); ++o) {
     std::size_t bad = 0;
@@ -556,7 +568,14 @@ TEST_CASE("rank 0 and zero-size outputs") {
 
 TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated inputs") {
   using namespace nax::ops;
-  for (std::size_t block : {0, 3, 16, 100}) {
+  // Streamed too: outputs written from block buffers with non-temporal stores where a block's
+  // output is aligned (shift 0: most blocks), else stored plainly (shift 4: none).
+  const auto never = k::elementwise_streaming::never, always = k::elementwise_streaming::always;
+  for (const auto& [block, streaming, shift] :
+       {std::tuple{std::size_t{0}, never, std::size_t{0}}, {3, never, 0}, {16, never, 0},
+        {100, never, 0}, {0, always, 0}, {16, always, 0}, {100, always, 4}}) {
+    CAPTURE(streaming == always);
+    CAPTURE(shift);
     for (const std::vector<std::size_t>& out :
          {std::vector<std::size_t>{1}, {4099}, {17, 7}, {5, 64}, {3, 65, 2}}) {
       CAPTURE(block);
@@ -581,7 +600,7 @@ TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated input
             p, out,
             {dense_arg(dtype::f32, out), dense_arg(dtype::f32, out),
              broadcast_arg(dtype::f32, row, row_map, out), broadcast_arg(dtype::f32, {}, {}, out)},
-            block);
+            block, 0, streaming, shift);
       }
       // A tree with fan-out: u = x - y; outputs exp(u) * u, u, and (u < y ? u : x * x); x is read
       // three times, y twice; a dead instruction.
@@ -602,7 +621,7 @@ TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated input
         check(
             p, out,
             {dense_arg(dtype::f64, out, data::ties), broadcast_arg(dtype::f64, row, row_map, out)},
-            block);
+            block, 0, streaming, shift);
       }
       // Several outputs, one listed twice, one also read later; integer and bool results.
       {
@@ -619,10 +638,21 @@ TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated input
         check(p, out,
               {dense_arg(dtype::i32, out), broadcast_arg(dtype::i32, {}, {}, out),
                broadcast_arg(dtype::boolean, row, row_map, out)},
-              block);
+              block, 0, streaming, shift);
       }
     }
   }
+}
+
+TEST_CASE("outputs beyond this core's share of the last-level cache are streamed") {
+  const nax::cache_sizes& caches = nax::machine_caches();
+  const std::size_t share = caches.l3 / caches.l3_sharing;  // bytes
+  const k::elementwise_program p = one_op(idx<nax::ops::exp>, {dtype::f32});
+  const std::ptrdiff_t unit[1] = {1};
+  const std::size_t big[1] = {share / 4}, small[1] = {share / 4 - 1};
+  CHECK(k::plan_elementwise(p, big, unit).stream);
+  CHECK_FALSE(k::plan_elementwise(p, small, unit).stream);
+  CHECK_FALSE(k::plan_elementwise(p, big, unit, 0, k::elementwise_streaming::never).stream);
 }
 
 TEST_CASE("a long program reuses block buffers") {

@@ -26,7 +26,8 @@ namespace {
 const dim h = dim::named("h", 8);
 
 // A random elementwise graph over x[batch, seq, h], y[batch, h], b[h], s[batch]: mostly
-// elementwise ops (so that groups form), a few reductions (fan-out, broadcast operands).
+// elementwise ops (so that groups form), a few reductions (fan-out, broadcast operands) and
+// explicit broadcasts to x's shape.
 struct random_ew_graph {
   g::builder b;
   std::vector<g::value> params, outs;
@@ -77,7 +78,9 @@ struct random_ew_graph {
             if (!a.shape().index_of("h")) continue;
             made = one_in(2) ? g::sum(a, {"h"}) : g::reduce_max(a, {"h"});
             break;
-          case 9: made = 2.0 - a; break;
+          case 9:  // an explicit broadcast, which a group reads through its axis map
+            made = one_in(2) ? 2.0 - a : b.broadcast(a, params[0].shape());
+            break;
         }
       } catch (const nax::shape_error&) {
         continue;  // operands these ops do not allow (rank > what by-name broadcasting makes)

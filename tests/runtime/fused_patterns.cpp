@@ -221,8 +221,10 @@ TEST_CASE("an elementwise group fused into a reduction over leading or middle ax
     auto x = b.parameter("x", shape::make(t, {"batch", "seq", "h"}));
     auto bias = b.parameter("bias", shape::make(t, {"h"}));
     auto e = g::tanh(x * 2.0 + bias) * x;
+    // The last: a group none of whose arguments has 'seq' (its broadcast brings it).
     const g::value outs[] = {g::sum(e, {"batch"}), g::mean(e, {"batch", "seq"}),
-                             g::reduce_max(e, {"seq"}), g::reduce_min(g::exp(x), {"batch"})};
+                             g::reduce_max(e, {"seq"}), g::reduce_min(g::exp(x), {"batch"}),
+                             g::sum(b.broadcast(bias, x.shape()) * 2.0, {"batch"})};
     // Short rows, rows of several pieces, few items (parts), an empty batch.
     for (const auto& [batch, seq, h] : {std::tuple{1u, 1u, 5u}, {300u, 7u, 24u}, {3u, 2u, 4500u},
                                         {2000u, 1u, 3u}, {0u, 3u, 8u}}) {

@@ -9,8 +9,9 @@
 //    while the C tile is in L1. A pattern is not taken when one of its intermediates is used
 //    outside it (or requested as a result), or when its reductions are over different axes.
 //  - then generic elementwise groups: maximal connected sets of elementwise nodes over one
-//    iteration shape (operands of other shapes are read broadcast), grown from the last node
-//    back through its operands. A member used outside the group becomes an extra result of the
+//    iteration shape (operands of other shapes are read broadcast, and so are explicit
+//    broadcast nodes to that shape read only inside), grown from the last node back through its
+//    operands. A member used outside the group becomes an extra result of the
 //    fused step (one write, where splitting the group there would cost the same write and a
 //    read back); a member whose joining would make a path leave the group and come back (a
 //    cycle between fused steps) is left out.
@@ -412,9 +413,17 @@ class fusion_pass {
     while (!work.empty()) {
       const node_id u = work.back();
       work.pop_back();
-      if (!free(u) || in_group_[u] || at(u).kind != op_kind::elementwise ||
-          !same_dims(at(u).shape, iter))
+      if (!free(u) || in_group_[u] || !same_dims(at(u).shape, iter)) continue;
+      // A broadcast to the iteration shape joins when only members read it: the program then
+      // reads its operand through its axis map (it never becomes a result of the step).
+      const bool bcast = at(u).kind == op_kind::broadcast;
+      if (bcast) {
+        bool inside = !requested_[u];
+        for (node_id e : users_[u]) inside = inside && in_group_[e];
+        if (!inside) continue;
+      } else if (at(u).kind != op_kind::elementwise) {
         continue;
+      }
       in_group_[u] = 1;
       trial.clear();
       for (node_id e : exits)
@@ -427,7 +436,8 @@ class fusion_pass {
       }
       exits.swap(trial);
       members.insert(std::upper_bound(members.begin(), members.end(), u), u);
-      for (node_id in : at(u).inputs) work.push_back(in);
+      if (!bcast)  // (a broadcast's operand has another shape: never a member)
+        for (node_id in : at(u).inputs) work.push_back(in);
     }
     for (node_id m : members) in_group_[m] = 0;
     if (members.size() < 2) return;

@@ -360,6 +360,7 @@ struct ew_step {
   std::uint32_t value = 0;              // the result's entry: k + instruction
   std::uint32_t output = ew_no_output;  // written in place into this output, or
   std::uint32_t buffer = 0;             // into the block buffer at this scratch byte offset
+                                        // (an output's, when streamed: then copied out)
   std::uint8_t size = 0;                // bytes per element of the result
 };
 
@@ -373,6 +374,9 @@ struct ew_copy {
 inline constexpr std::size_t ew_scratch_bytes = 32 * 1024;
 
 }  // namespace detail
+
+/// Whether a plan writes its outputs around the caches (elementwise_plan::stream).
+enum class elementwise_streaming : std::uint8_t { automatic, always, never };
 
 /// A program planned for one output shape and input layout: the collapsed loop geometry, block
 /// size and parallel grain, and per instruction the body to call. Made by plan_elementwise; read
@@ -396,6 +400,11 @@ struct elementwise_plan {
   nax::detail::small_vector<detail::ew_copy, 1> copies;
   nax::detail::small_vector<dtype, 2> output_dtypes;  // per output
   std::size_t values = 0;  // pointer-table entries: inputs + instructions
+  // Outputs larger than this core's share of the last-level cache are written around the caches
+  // (non-temporal stores from a block buffer: no read for ownership, no eviction of the inputs)
+  // where a block's output is vector-aligned. A caller that writes outputs into a buffer meant
+  // to stay in cache turns it off.
+  bool stream = false;
 
   [[nodiscard]] std::size_t num_inputs() const noexcept { return inputs.size(); }
   [[nodiscard]] std::size_t num_outputs() const noexcept { return output_dtypes.size(); }
@@ -477,6 +486,29 @@ inline void ew_gather_strided(std::size_t size, std::byte* dst, const std::byte*
   }
 }
 
+// Copies `bytes` from a block buffer to dst (aligned to simd::stream_alignment) with
+// non-temporal stores; the bytes past the last whole vector with plain ones.
+inline void ew_stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  using V = simd::vec<float>;  // bit patterns only: no arithmetic on the values
+  constexpr std::size_t vb = sizeof(V);
+  std::size_t i = 0;
+  for (; i + vb <= bytes; i += vb)
+    simd::stream_store(reinterpret_cast<float*>(dst + i),
+                       V::load_aligned(reinterpret_cast<const float*>(src + i)));
+  if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
+}
+
+// Asks for the block after [flat, flat + len) of a dense input of `size` elements to be fetched
+// into the caches. The program reads a block's inputs in its first instructions only; without
+// this, the next block's lines would come from memory only once it starts, and memory would sit
+// idle while the other instructions run.
+inline void ew_prefetch_next(const std::byte* base, std::size_t flat, std::size_t len,
+                             std::size_t size, std::size_t element) {
+  const std::size_t end = std::min(size, flat + 2 * len);
+  for (std::size_t b = (flat + len) * element; b < end * element; b += 64)
+    __builtin_prefetch(base + b, 0, 3);
+}
+
 /// Runs flat output positions [flat, flat + len) of plan p on the calling thread: len at most
 /// p.block and, with row_blocks, within row r from column c0 (flat = r * p.inner + c0). Outputs
 /// hold the elements from flat position out_base on. `scratch`: ew_scratch_bytes, 64-aligned.
@@ -497,6 +529,8 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
       }
       const std::byte* src =
           static_cast<const std::byte*>(in[i]) + off * static_cast<std::ptrdiff_t>(in_i.size);
+      if (in_i.access == ew_access::in_place && c0 + len < p.inner)  // the rest of the row
+        ew_prefetch_next(src, 0, len, p.inner - c0, in_i.size);
       if (in_i.access == ew_access::gather) {
         ew_gather_strided(in_i.size, scratch + in_i.buffer, src, in_i.inner_step, len);
         table[i] = scratch + in_i.buffer;
@@ -510,7 +544,10 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
       const auto* base = static_cast<const std::byte*>(in[i]);
       switch (in_i.access) {
         case ew_access::unused: break;
-        case ew_access::in_place: table[i] = base + flat * in_i.size; break;
+        case ew_access::in_place:
+          table[i] = base + flat * in_i.size;
+          ew_prefetch_next(base, flat, len, p.size, in_i.size);
+          break;
         case ew_access::splat: table[i] = base; break;
         case ew_access::gather:
           ew_gather(in_i.size, scratch + in_i.buffer, base, p, p.strides.data() + i * p.rank, flat,
@@ -521,13 +558,17 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
     }
   }
   for (const ew_step& s : p.steps) {
-    void* const o = s.output != ew_no_output
-                        ? static_cast<void*>(static_cast<std::byte*>(out[s.output]) +
-                                             (flat - out_base) * s.size)
-                        : static_cast<void*>(scratch + s.buffer);
+    std::byte* const dst = s.output == ew_no_output
+                               ? nullptr
+                               : static_cast<std::byte*>(out[s.output]) + (flat - out_base) * s.size;
+    const bool stream = dst != nullptr && p.stream &&
+                        reinterpret_cast<std::uintptr_t>(dst) % simd::stream_alignment == 0;
+    void* const o = dst != nullptr && !stream ? static_cast<void*>(dst)
+                                              : static_cast<void*>(scratch + s.buffer);
     table[s.value] = o;
     const void* const a[3] = {table[s.args[0]], table[s.args[1]], table[s.args[2]]};
     s.fn(len, a, o);
+    if (stream) ew_stream_copy(dst, static_cast<const std::byte*>(o), len * s.size);
   }
   for (const ew_copy& c : p.copies)
     std::memcpy(static_cast<std::byte*>(out[c.to]) + (flat - out_base) * c.size,
@@ -551,6 +592,7 @@ inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void
       ew_run_span(p, in, out, flat, std::min(p.block, p.size - flat), 0, 0, out_base, scratch);
     }
   }
+  if (p.stream) simd::stream_fence();  // before another thread reads what this one streamed
 }
 
 /// Runs flat output positions [f0, f1) of plan p on the calling thread, wherever they start and
@@ -571,6 +613,7 @@ inline void ew_run_range(const elementwise_plan& p, const void* const* in, void*
       f += len;
     }
   }
+  if (p.stream) simd::stream_fence();
 }
 
 inline constexpr std::size_t ew_align(std::size_t bytes) noexcept {
@@ -598,7 +641,7 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
                                                std::span<const std::uint32_t> program_outputs,
                                                std::span<const std::size_t> out_extents,
                                                std::span<const std::ptrdiff_t> input_strides,
-                                               std::size_t block) {
+                                               std::size_t block, elementwise_streaming streaming) {
   using detail::ew_prefix;
   const std::size_t k = program_inputs.size(), n = code.size();
   const std::size_t r = out_extents.size();
@@ -670,6 +713,21 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
     }
   }
 
+  // Streamed outputs (see elementwise_plan::stream): the distinct outputs' bytes against this
+  // core's share of the last-level cache.
+  {
+    std::size_t elements = 1, bytes = 0;
+    for (std::size_t e : out_extents) elements *= e;
+    for (std::size_t j = 0; j < n; ++j)
+      if (output_of[j] != detail::ew_no_output) bytes += elements * size_of(types[k + j]);
+    const cache_sizes& caches = machine_caches();
+    p.stream = streaming == elementwise_streaming::always ||
+               (streaming == elementwise_streaming::automatic &&
+                bytes >= caches.l3 / caches.l3_sharing);
+  }
+  // Whether result j lives only in the output (else in a block buffer, streamed or not).
+  auto in_output = [&](std::size_t j) { return output_of[j] != detail::ew_no_output && !p.stream; };
+
   // Block buffers: a result that is not an output takes a buffer from its instruction to its
   // last use; an instruction may write over an operand's buffer that it is the last to read,
   // unless the operand's elements are narrower than the result's (a bool mask read by where on
@@ -686,13 +744,14 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
       for (std::size_t a = 0; a < elementwise_arity(ins.op); ++a) {
         const std::uint32_t e = entry(ins.args[a]);
         if (e < k || last_use[e] != j || output_of[e - k] != detail::ew_no_output) continue;
+        // (So outputs' buffers, when streamed, are never reused.)
         const std::uint32_t slot = slot_of[e - k];
         if (std::find(free_slots.begin(), free_slots.end(), slot) != free_slots.end() ||
             std::find(after.begin(), after.end(), slot) != after.end())
           continue;
         (size_of(types[e]) < size_of(types[k + j]) ? after : free_slots).push_back(slot);
       }
-      if (output_of[j] == detail::ew_no_output) {
+      if (!in_output(j)) {
         if (free_slots.empty()) {
           slot_of[j] = static_cast<std::uint32_t>(slots++);
         } else {
@@ -879,14 +938,15 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
 /// this shape, dense). `input_strides` holds, for each input i, its strides in elements over
 /// the output's axes at [i * rank, (i + 1) * rank) (0 where it is broadcast; see
 /// broadcast_strides). `block`: elements per block, 0 for a default that keeps every block
-/// buffer in L1. nax::shape_error for a malformed program, an op given dtypes it does not take,
-/// or strides of the wrong count.
-inline elementwise_plan plan_elementwise(const elementwise_program& program,
-                                         std::span<const std::size_t> out_extents,
-                                         std::span<const std::ptrdiff_t> input_strides,
-                                         std::size_t block = 0) {
+/// buffer in L1. `streaming`: whether outputs are written around the caches (automatic: when
+/// larger than this core's share of the last-level cache). nax::shape_error for a malformed
+/// program, an op given dtypes it does not take, or strides of the wrong count.
+inline elementwise_plan plan_elementwise(
+    const elementwise_program& program, std::span<const std::size_t> out_extents,
+    std::span<const std::ptrdiff_t> input_strides, std::size_t block = 0,
+    elementwise_streaming streaming = elementwise_streaming::automatic) {
   return detail::plan_elementwise_spans(program.inputs, program.instructions, program.outputs,
-                                        out_extents, input_strides, block);
+                                        out_extents, input_strides, block, streaming);
 }
 
 /// Plans the one-instruction program op(input 0, ..., input arity - 1) -> output 0.
@@ -901,7 +961,8 @@ inline elementwise_plan plan_elementwise_op(std::size_t op, std::span<const dtyp
     ins.args[a] = elementwise_operand::input(static_cast<std::uint32_t>(a));
   const std::uint32_t output = 0;
   return detail::plan_elementwise_spans(input_types, std::span(&ins, 1), std::span(&output, 1),
-                                        out_extents, input_strides, block);
+                                        out_extents, input_strides, block,
+                                        elementwise_streaming::automatic);
 }
 
 // --- running ----------------------------------------------------------------------------------

@@ -166,6 +166,7 @@ void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, voi
 inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, reduce_kind kind,
                                            std::size_t outer, std::size_t reduced,
                                            std::size_t inner) {
+  program.stream = false;  // its output is a buffer meant to stay in cache
   fused_reduce_plan p;
   p.type = program.output_dtypes[0];
   p.kind = kind;

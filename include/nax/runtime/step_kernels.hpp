@@ -479,9 +479,9 @@ class plan_memo {
 // step's result and its extra results.
 class fused_elementwise_step final : public step_kernel {
  public:
-  fused_elementwise_step(kernels::elementwise_plan plan, const graph::program_step& s)
-      : plan_(std::move(plan)) {
-    args_.assign(s.args.begin(), s.args.end());
+  fused_elementwise_step(kernels::elementwise_plan plan, std::vector<graph::value_index> inputs,
+                         const graph::program_step& s)
+      : plan_(std::move(plan)), args_(std::move(inputs)) {
     outs_.push_back(s.result);
     outs_.insert(outs_.end(), s.extra_results.begin(), s.extra_results.end());
   }
@@ -506,30 +506,61 @@ class fused_elementwise_step final : public step_kernel {
 };
 
 /// The elementwise program of the first `count` ops of fused step s's decomposition, over the
-/// iteration shape `over`; the strides its operands are read with are appended to `strides`.
-inline kernels::elementwise_program group_program(const graph::program_step& s,
-                                                  std::span<const nax::shape> shapes,
-                                                  const nax::shape& over, std::size_t count,
-                                                  std::vector<std::ptrdiff_t>& strides) {
+/// iteration shape `over`. Its inputs are the step's arguments, then one per broadcast op (its
+/// argument read through the op's axis map, so the op costs nothing); `bound` receives the value
+/// each input reads, `strides` the strides it is read with. `operand_of`, if given, receives the
+/// program operand of each op (an input for a broadcast op, else an instruction's result).
+inline kernels::elementwise_program group_program(
+    const graph::program_step& s, std::span<const nax::shape> shapes, const nax::shape& over,
+    std::size_t count, std::vector<std::ptrdiff_t>& strides, std::vector<graph::value_index>& bound,
+    std::vector<kernels::elementwise_operand>* operand_of = nullptr) {
   const graph::decomposition& d = *s.fused;
+  const extents_vector over_ext = detail::extents_of(over);
+  std::vector<bool> read(s.args.size(), false);  // by an elementwise op (not a broadcast)
+  for (std::size_t j = 0; j < count; ++j)
+    if (d.ops[j].kind != graph::op_kind::broadcast)
+      for (std::uint32_t in : d.ops[j].inputs)
+        if (d.is_arg(in)) read[in] = true;
   kernels::elementwise_program program;
   for (std::size_t i = 0; i < s.args.size(); ++i) {
     const nax::shape& in = shapes[s.args[i]];
     program.inputs.push_back(in.dtype());
+    bound.push_back(s.args[i]);
     // Every op of the group has the iteration shape's axes, so each operand is read as the
     // builder broadcast it to its op.
-    const strides_vector st = broadcast_strides(s, in, i, over);
-    strides.insert(strides.end(), st.begin(), st.end());
+    if (read[i]) {
+      const strides_vector st = broadcast_strides(s, in, i, over, over_ext);
+      strides.insert(strides.end(), st.begin(), st.end());
+    } else {  // read only through broadcast ops: unused as itself
+      strides.insert(strides.end(), over.rank(), 0);
+    }
   }
+  std::vector<kernels::elementwise_operand> local;
+  std::vector<kernels::elementwise_operand>& of = operand_of ? *operand_of : local;
+  of.clear();
   for (std::size_t j = 0; j < count; ++j) {
     const graph::decomposed_op& op = d.ops[j];
+    auto operand = [&](std::uint32_t in) {
+      return d.is_arg(in) ? kernels::elementwise_operand::input(in) : of[in - d.num_args];
+    };
+    if (op.kind == graph::op_kind::broadcast) {  // its target has the iteration shape's axes
+      const std::uint32_t a = op.inputs[0];
+      const nax::shape& in = shapes[s.args[a]];
+      extents_vector axis_map;
+      for (std::int32_t t : op.ints) axis_map.push_back(static_cast<std::size_t>(t));
+      const strides_vector st = operand_strides(s, in, a, over, over_ext, axis_map);
+      strides.insert(strides.end(), st.begin(), st.end());
+      of.push_back(kernels::elementwise_operand::input(
+          static_cast<std::uint32_t>(program.inputs.size())));
+      program.inputs.push_back(in.dtype());
+      bound.push_back(s.args[a]);
+      continue;
+    }
     kernels::elementwise_instruction ins;
     ins.op = op.code;
-    for (std::size_t a = 0; a < op.inputs.size(); ++a)
-      ins.args[a] = d.is_arg(op.inputs[a])
-                        ? kernels::elementwise_operand::input(op.inputs[a])
-                        : kernels::elementwise_operand::result(
-                              static_cast<std::uint32_t>(op.inputs[a] - d.num_args));
+    for (std::size_t a = 0; a < op.inputs.size(); ++a) ins.args[a] = operand(op.inputs[a]);
+    of.push_back(kernels::elementwise_operand::result(
+        static_cast<std::uint32_t>(program.instructions.size())));
     program.instructions.push_back(ins);
   }
   return program;
@@ -540,10 +571,14 @@ inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
   const graph::decomposition& d = *s.fused;
   const nax::shape& out = shapes[s.result];
   std::vector<std::ptrdiff_t> strides;
-  kernels::elementwise_program program = group_program(s, shapes, out, d.ops.size(), strides);
-  program.outputs = d.results;
+  std::vector<graph::value_index> bound;
+  std::vector<kernels::elementwise_operand> operand_of;
+  kernels::elementwise_program program =
+      group_program(s, shapes, out, d.ops.size(), strides, bound, &operand_of);
+  // (Results are elementwise ops: the fusion pass takes no broadcast whose value leaves.)
+  for (std::uint32_t r : d.results) program.outputs.push_back(operand_of[r].index);
   return std::make_unique<fused_elementwise_step>(
-      kernels::plan_elementwise(program, detail::extents_of(out), strides), s);
+      kernels::plan_elementwise(program, detail::extents_of(out), strides), std::move(bound), s);
 }
 
 // layer_norm recognized from primitives: gamma and beta may be absent (then 1 and 0, held here).
@@ -577,10 +612,9 @@ class fused_layer_norm_step final : public step_kernel {
 // result is never written to memory.
 class fused_reduce_step final : public step_kernel {
  public:
-  fused_reduce_step(kernels::fused_reduce_plan plan, const graph::program_step& s)
-      : plan_(std::move(plan)), result_(s.result) {
-    args_.assign(s.args.begin(), s.args.end());
-  }
+  fused_reduce_step(kernels::fused_reduce_plan plan, std::vector<graph::value_index> inputs,
+                    const graph::program_step& s)
+      : plan_(std::move(plan)), args_(std::move(inputs)), result_(s.result) {}
 
   void run(void* const* values, std::byte* arena) const override {
     constexpr std::size_t inline_pointers = 32;
@@ -607,17 +641,22 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   const graph::decomposition& d = *s.fused;
   const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
   const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
-  // The group's concrete shape: its symbolic one under the binding the arguments carry.
+  // (e is an elementwise op: the fusion pass takes no broadcast as a group's result.)
+  // The group's concrete shape: its symbolic one under the binding the program's inputs carry
+  // (not only the step's arguments: a broadcast in the group may bring an axis none of them has).
   nax::bindings b;
-  for (graph::value_index a : s.args) {
+  for (graph::value_index a = 0; a < p.num_inputs(); ++a) {
     const nax::shape& sym = p.values[a].shape;
     for (std::size_t i = 0; i < sym.rank(); ++i)
       if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
   }
   const nax::shape group = d.ops[e].shape.resolve(b);
   std::vector<std::ptrdiff_t> strides;
-  kernels::elementwise_program program = group_program(s, shapes, group, last, strides);
-  program.outputs = {e};
+  std::vector<graph::value_index> bound;
+  std::vector<kernels::elementwise_operand> operand_of;
+  kernels::elementwise_program program =
+      group_program(s, shapes, group, last, strides, bound, &operand_of);
+  program.outputs = {operand_of[e].index};
   const extents_vector ext = detail::extents_of(group);
   // The reduced axes are a contiguous run (ascending ints): [outer, reduced, inner].
   const auto lo = static_cast<std::size_t>(s.ints[0]);
@@ -625,10 +664,11 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   std::size_t outer = 1, reduced = 1, inner = 1;
   for (std::size_t i = 0; i < ext.size(); ++i) (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
   kernels::fused_reduce_plan plan =
-      kernels::plan_fused_reduce(kernels::plan_elementwise(program, ext, strides),
+      kernels::plan_fused_reduce(kernels::plan_elementwise(program, ext, strides, 0,
+                                                          kernels::elementwise_streaming::never),
                                  static_cast<kernels::reduce_kind>(s.code), outer, reduced, inner);
   const std::size_t bytes = plan.scratch_bytes;
-  auto step = std::make_unique<fused_reduce_step>(std::move(plan), s);
+  auto step = std::make_unique<fused_reduce_step>(std::move(plan), std::move(bound), s);
   if (bytes != 0) scratch.push_back({bytes, &step->scratch});
   return step;
 }

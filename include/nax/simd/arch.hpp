@@ -107,6 +107,9 @@ X pow(const X& x, const X& y) {
     return std::pow(x, y);
 }
 
+/// The alignment stream_store needs: a vector's size.
+inline constexpr std::size_t stream_alignment = sizeof(vec<float>);
+
 /// Stores v at p, which must be aligned to the vector's size, with a non-temporal store (it
 /// bypasses the caches, so streaming a large output does not first read each line in) where the
 /// instruction set has one, else with an aligned store. Call stream_fence() after a series.
