@@ -8,7 +8,6 @@
 #include <random>
 #include <span>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace k = nax::kernels;
@@ -571,9 +570,17 @@ TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated input
   // Streamed too: outputs written from block buffers with non-temporal stores where a block's
   // output is aligned (shift 0: most blocks), else stored plainly (shift 4: none).
   const auto never = k::elementwise_streaming::never, always = k::elementwise_streaming::always;
-  for (const auto& [block, streaming, shift] :
-       {std::tuple{std::size_t{0}, never, std::size_t{0}}, {3, never, 0}, {16, never, 0},
-        {100, never, 0}, {0, always, 0}, {16, always, 0}, {100, always, 4}}) {
+  struct variant {
+    std::size_t block;
+    k::elementwise_streaming streaming;
+    std::size_t shift;
+  };
+  for (const variant& v : {variant{0, never, 0}, variant{3, never, 0}, variant{16, never, 0},
+                           variant{100, never, 0}, variant{0, always, 0}, variant{16, always, 0},
+                           variant{100, always, 4}}) {
+    // (Not a structured binding: clang 14 cannot capture one in doctest's CAPTURE lambdas.)
+    const std::size_t block = v.block, shift = v.shift;
+    const k::elementwise_streaming streaming = v.streaming;
     CAPTURE(streaming == always);
     CAPTURE(shift);
     for (const std::vector<std::size_t>& out :

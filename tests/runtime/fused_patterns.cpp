@@ -6,7 +6,6 @@
 
 #include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -226,8 +225,12 @@ TEST_CASE("an elementwise group fused into a reduction over leading or middle ax
                              g::reduce_max(e, {"seq"}), g::reduce_min(g::exp(x), {"batch"}),
                              g::sum(b.broadcast(bias, x.shape()) * 2.0, {"batch"})};
     // Short rows, rows of several pieces, few items (parts), an empty batch.
-    for (const auto& [batch, seq, h] : {std::tuple{1u, 1u, 5u}, {300u, 7u, 24u}, {3u, 2u, 4500u},
-                                        {2000u, 1u, 3u}, {0u, 3u, 8u}}) {
+    struct sizes {
+      std::size_t batch, seq, h;
+    };
+    for (const sizes& z : {sizes{1, 1, 5}, sizes{300, 7, 24}, sizes{3, 2, 4500},
+                           sizes{2000, 1, 3}, sizes{0, 3, 8}}) {
+      const std::size_t batch = z.batch, seq = z.seq, h = z.h;  // (clang 14: CAPTURE lambdas)
       CAPTURE(nax::name(t));
       CAPTURE(batch);
       CAPTURE(seq);
