@@ -576,9 +576,9 @@ TEST_CASE("programs: chains, trees with fan-out, several outputs, repeated input
     k::elementwise_streaming streaming;
     std::size_t shift;
   };
-  for (const variant& v : {variant{0, never, 0}, variant{3, never, 0}, variant{16, never, 0},
-                           variant{100, never, 0}, variant{0, always, 0}, variant{16, always, 0},
-                           variant{100, always, 8}}) {
+  for (const variant& v :
+       {variant{0, never, 0}, variant{3, never, 0}, variant{16, never, 0}, variant{100, never, 0},
+        variant{0, always, 0}, variant{16, always, 0}, variant{100, always, 8}}) {
     // (Not a structured binding: clang 14 cannot capture one in doctest's CAPTURE lambdas.)
     const std::size_t block = v.block, shift = v.shift;
     const k::elementwise_streaming streaming = v.streaming;

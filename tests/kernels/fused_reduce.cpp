@@ -29,8 +29,7 @@ struct geometry {
 template <class T>
 std::vector<T> pattern(std::size_t n, std::size_t seed) {
   std::vector<T> x(n);
-  for (std::size_t i = 0; i < n; ++i)
-    x[i] = T(int((i * 7919 + seed * 31 + 13) % 101) - 50) / T(25);
+  for (std::size_t i = 0; i < n; ++i) x[i] = T(int((i * 7919 + seed * 31 + 13) % 101) - 50) / T(25);
   return x;
 }
 
@@ -111,19 +110,19 @@ constexpr k::reduce_kind all_kinds[] = {k::reduce_kind::sum, k::reduce_kind::mea
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, every kind", T,
-                   float, double) {
+TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, every kind", T, float,
+                   double) {
   keep_num_threads keep;
   const geometry geometries[] = {
-      {5, 37, 1},     // trailing: one chunk
-      {3000, 13, 1},  // trailing: several chunks
-      {1, 1, 1},      // one element
-      {7, 50, 16},    // whole short rows, several per pass
-      {40, 3, 33},    // many items
-      {1, 20000, 16}, // few items of much work: the reduced rows cut into parts
-      {2, 9, 5000},   // rows longer than a buffer: pieces of 2048 columns
-      {1, 64, 4100},  // pieces and parts
-      {3, 1, 70},     // nothing reduced but one row
+      {5, 37, 1},      // trailing: one chunk
+      {3000, 13, 1},   // trailing: several chunks
+      {1, 1, 1},       // one element
+      {7, 50, 16},     // whole short rows, several per pass
+      {40, 3, 33},     // many items
+      {1, 20000, 16},  // few items of much work: the reduced rows cut into parts
+      {2, 9, 5000},    // rows longer than a buffer: pieces of 2048 columns
+      {1, 64, 4100},   // pieces and parts
+      {3, 1, 70},      // nothing reduced but one row
   };
   for (bool with_bias : {true, false}) {
     for (const geometry& g : geometries) {

@@ -228,8 +228,8 @@ TEST_CASE("an elementwise group fused into a reduction over leading or middle ax
     struct sizes {
       std::size_t batch, seq, h;
     };
-    for (const sizes& z : {sizes{1, 1, 5}, sizes{300, 7, 24}, sizes{3, 2, 4500},
-                           sizes{2000, 1, 3}, sizes{0, 3, 8}}) {
+    for (const sizes& z : {sizes{1, 1, 5}, sizes{300, 7, 24}, sizes{3, 2, 4500}, sizes{2000, 1, 3},
+                           sizes{0, 3, 8}}) {
       const std::size_t batch = z.batch, seq = z.seq, h = z.h;  // (clang 14: CAPTURE lambdas)
       CAPTURE(nax::name(t));
       CAPTURE(batch);
@@ -240,7 +240,8 @@ TEST_CASE("an elementwise group fused into a reduction over leading or middle ax
           reference::random_tensor(concrete(t, {{"h", h}}), rng)};
       for (std::size_t i = 0; i < std::size(outs); ++i) {
         CAPTURE(i);
-        if (batch == 0 && (i == 1 || i == 3)) {  // mean, min of nothing: the plain reduction's error
+        if (batch == 0 &&
+            (i == 1 || i == 3)) {  // mean, min of nothing: the plain reduction's error
           auto fused = g::compile(b, {outs[i]});
           CHECK_THROWS_WITH_AS(fused.run(in), doctest::Contains("over an empty axis"),
                                nax::shape_error);

@@ -7,7 +7,8 @@
 // pointer per instruction (op x dtype x which operands are splatted) and a block size; the kernel
 // then walks the instruction list once per block of a few hundred elements, and each call runs
 // the op's own body (nax/simd/ops.hpp, the typed evaluator's) over the whole block. Intermediate
-// results live in block buffers on the stack, sized to stay in L1; outputs are written in place.
+// results live in block buffers on the stack, sized to stay in L1; outputs are written in place
+// (large ones from a block buffer with non-temporal stores).
 //
 //   plan_elementwise(program, out_extents, input_strides[, block])   once per shape
 //   run_elementwise(plan, inputs, outputs)                           many times; never allocates
@@ -558,9 +559,9 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
     }
   }
   for (const ew_step& s : p.steps) {
-    std::byte* const dst = s.output == ew_no_output
-                               ? nullptr
-                               : static_cast<std::byte*>(out[s.output]) + (flat - out_base) * s.size;
+    std::byte* const dst = s.output == ew_no_output ? nullptr
+                                                    : static_cast<std::byte*>(out[s.output]) +
+                                                          (flat - out_base) * s.size;
     const bool stream = dst != nullptr && p.stream &&
                         reinterpret_cast<std::uintptr_t>(dst) % simd::stream_alignment == 0;
     void* const o = dst != nullptr && !stream ? static_cast<void*>(dst)
@@ -721,9 +722,9 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
     for (std::size_t j = 0; j < n; ++j)
       if (output_of[j] != detail::ew_no_output) bytes += elements * size_of(types[k + j]);
     const cache_sizes& caches = machine_caches();
-    p.stream = streaming == elementwise_streaming::always ||
-               (streaming == elementwise_streaming::automatic &&
-                bytes >= caches.l3 / caches.l3_sharing);
+    p.stream =
+        streaming == elementwise_streaming::always ||
+        (streaming == elementwise_streaming::automatic && bytes >= caches.l3 / caches.l3_sharing);
   }
   // Whether result j lives only in the output (else in a block buffer, streamed or not).
   auto in_output = [&](std::size_t j) { return output_of[j] != detail::ew_no_output && !p.stream; };

@@ -550,8 +550,8 @@ inline kernels::elementwise_program group_program(
       for (std::int32_t t : op.ints) axis_map.push_back(static_cast<std::size_t>(t));
       const strides_vector st = operand_strides(s, in, a, over, over_ext, axis_map);
       strides.insert(strides.end(), st.begin(), st.end());
-      of.push_back(kernels::elementwise_operand::input(
-          static_cast<std::uint32_t>(program.inputs.size())));
+      of.push_back(
+          kernels::elementwise_operand::input(static_cast<std::uint32_t>(program.inputs.size())));
       program.inputs.push_back(in.dtype());
       bound.push_back(s.args[a]);
       continue;
@@ -662,11 +662,11 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   const auto lo = static_cast<std::size_t>(s.ints[0]);
   const auto hi = static_cast<std::size_t>(s.ints[s.ints.size() - 1]) + 1;
   std::size_t outer = 1, reduced = 1, inner = 1;
-  for (std::size_t i = 0; i < ext.size(); ++i) (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
-  kernels::fused_reduce_plan plan =
-      kernels::plan_fused_reduce(kernels::plan_elementwise(program, ext, strides, 0,
-                                                          kernels::elementwise_streaming::never),
-                                 static_cast<kernels::reduce_kind>(s.code), outer, reduced, inner);
+  for (std::size_t i = 0; i < ext.size(); ++i)
+    (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
+  kernels::fused_reduce_plan plan = kernels::plan_fused_reduce(
+      kernels::plan_elementwise(program, ext, strides, 0, kernels::elementwise_streaming::never),
+      static_cast<kernels::reduce_kind>(s.code), outer, reduced, inner);
   const std::size_t bytes = plan.scratch_bytes;
   auto step = std::make_unique<fused_reduce_step>(std::move(plan), std::move(bound), s);
   if (bytes != 0) scratch.push_back({bytes, &step->scratch});
