@@ -38,7 +38,7 @@ struct fused_reduce_plan {
   std::size_t outer = 0, reduced = 0, inner = 0;
   std::size_t items = 0;  // parallel work items
   // inner = 1: `chunk` rows of `reduced` elements per item, reduced by `full` (`last`: the
-  // last item's, shorter).
+  // last item's, shorter). Nothing to compute (a zero extent): `full` is the plain reduction.
   // inner > 1: items are (a, piece of `chunk` columns, part of the reduced rows); `pass`
   // reduced rows are computed at a time (with one piece per row: whole rows are contiguous).
   std::size_t chunk = 0, pieces = 1, parts = 1, pass = 1;
@@ -204,8 +204,7 @@ inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, reduce_kind
       p.parts = std::clamp<std::size_t>(std::min(want_items / items, by_size), 1, reduced);
     }
     p.items = items * p.parts;
-    p.buffer_bytes = p.pass * inner * eb;
-    if (p.pieces > 1) p.buffer_bytes = p.chunk * eb;
+    p.buffer_bytes = p.pass * p.chunk * eb;  // (pass > 1 only with whole rows: chunk = inner)
     if (p.parts > 1) p.scratch_bytes = p.items * p.chunk * eb;
   }
   p.program = std::move(program);

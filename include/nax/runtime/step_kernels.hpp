@@ -508,12 +508,14 @@ class fused_elementwise_step final : public step_kernel {
 /// The elementwise program of the first `count` ops of fused step s's decomposition, over the
 /// iteration shape `over`. Its inputs are the step's arguments, then one per broadcast op (its
 /// argument read through the op's axis map, so the op costs nothing); `bound` receives the value
-/// each input reads, `strides` the strides it is read with. `operand_of`, if given, receives the
-/// program operand of each op (an input for a broadcast op, else an instruction's result).
-inline kernels::elementwise_program group_program(
-    const graph::program_step& s, std::span<const nax::shape> shapes, const nax::shape& over,
-    std::size_t count, std::vector<std::ptrdiff_t>& strides, std::vector<graph::value_index>& bound,
-    std::vector<kernels::elementwise_operand>* operand_of = nullptr) {
+/// each input reads, `strides` the strides it is read with, `of` the program operand of each op
+/// (an input for a broadcast op, else an instruction's result).
+inline kernels::elementwise_program group_program(const graph::program_step& s,
+                                                  std::span<const nax::shape> shapes,
+                                                  const nax::shape& over, std::size_t count,
+                                                  std::vector<std::ptrdiff_t>& strides,
+                                                  std::vector<graph::value_index>& bound,
+                                                  std::vector<kernels::elementwise_operand>& of) {
   const graph::decomposition& d = *s.fused;
   const extents_vector over_ext = detail::extents_of(over);
   std::vector<bool> read(s.args.size(), false);  // by an elementwise op (not a broadcast)
@@ -535,8 +537,6 @@ inline kernels::elementwise_program group_program(
       strides.insert(strides.end(), over.rank(), 0);
     }
   }
-  std::vector<kernels::elementwise_operand> local;
-  std::vector<kernels::elementwise_operand>& of = operand_of ? *operand_of : local;
   of.clear();
   for (std::size_t j = 0; j < count; ++j) {
     const graph::decomposed_op& op = d.ops[j];
@@ -574,7 +574,7 @@ inline std::unique_ptr<step_kernel> make_fused_elementwise_step(
   std::vector<graph::value_index> bound;
   std::vector<kernels::elementwise_operand> operand_of;
   kernels::elementwise_program program =
-      group_program(s, shapes, out, d.ops.size(), strides, bound, &operand_of);
+      group_program(s, shapes, out, d.ops.size(), strides, bound, operand_of);
   // (Results are elementwise ops: the fusion pass takes no broadcast whose value leaves.)
   for (std::uint32_t r : d.results) program.outputs.push_back(operand_of[r].index);
   return std::make_unique<fused_elementwise_step>(
@@ -655,7 +655,7 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
   std::vector<graph::value_index> bound;
   std::vector<kernels::elementwise_operand> operand_of;
   kernels::elementwise_program program =
-      group_program(s, shapes, group, last, strides, bound, &operand_of);
+      group_program(s, shapes, group, last, strides, bound, operand_of);
   program.outputs = {operand_of[e].index};
   const extents_vector ext = detail::extents_of(group);
   // The reduced axes are a contiguous run (ascending ints): [outer, reduced, inner].
