@@ -28,7 +28,7 @@
 
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/executable.hpp>
-#include <nax/runtime/jit.hpp>
+#include <nax/jit/jit.hpp>
 
 #if NAX_BENCH_HAVE_OPENBLAS
 #include <cblas.h>

@@ -2,7 +2,7 @@
 // expect: nax::jit: both operands of nax::dot must be computed from the traced inputs
 // Syntax only: the kernels need not be instantiated (nax/runtime/linkage.hpp).
 #define NAX_SEPARATE_RUNTIME
-#include <nax/runtime/jit.hpp>
+#include <nax/jit/jit.hpp>
 
 using batch = nax::axis<"batch">;
 using hidden = nax::axis<"hidden", 4>;

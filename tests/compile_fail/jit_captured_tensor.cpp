@@ -2,7 +2,7 @@
 // expect: nax::jit: an expression reads a captured tensor; pass it as an input instead
 // Syntax only: the kernels need not be instantiated (nax/runtime/linkage.hpp).
 #define NAX_SEPARATE_RUNTIME
-#include <nax/runtime/jit.hpp>
+#include <nax/jit/jit.hpp>
 
 using batch = nax::axis<"batch">;
 using hidden = nax::axis<"hidden", 4>;

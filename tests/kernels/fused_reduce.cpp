@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
 
 namespace k = nax::kernels;
 using nax::dtype;
@@ -39,7 +39,7 @@ struct problem {
   geometry g;
 
   template <class T>
-  k::fused_reduce_plan plan(k::reduce_kind kind) const {
+  k::fused_reduce_plan plan(nax::ops::reduce_kind kind) const {
     k::elementwise_program p;
     const std::size_t ext[3] = {g.outer, g.reduced, g.inner};
     std::vector<std::ptrdiff_t> strides = {std::ptrdiff_t(g.reduced * g.inner),
@@ -71,18 +71,18 @@ struct problem {
 
   template <class T>
   std::vector<double> reference(const std::vector<T>& x, const std::vector<T>& bias,
-                                k::reduce_kind kind) const {
+                                nax::ops::reduce_kind kind) const {
     std::vector<double> out(g.outer * g.inner);
     for (std::size_t a = 0; a < g.outer; ++a)
       for (std::size_t c = 0; c < g.inner; ++c) {
-        double acc = kind == k::reduce_kind::max ? -1e300 : kind == k::reduce_kind::min ? 1e300 : 0;
+        double acc = kind == nax::ops::reduce_kind::max ? -1e300 : kind == nax::ops::reduce_kind::min ? 1e300 : 0;
         for (std::size_t r = 0; r < g.reduced; ++r) {
           const double v = value(x, bias, (a * g.reduced + r) * g.inner + c);
-          acc = kind == k::reduce_kind::max   ? std::max(acc, v)
-                : kind == k::reduce_kind::min ? std::min(acc, v)
+          acc = kind == nax::ops::reduce_kind::max   ? std::max(acc, v)
+                : kind == nax::ops::reduce_kind::min ? std::min(acc, v)
                                               : acc + v;
         }
-        out[a * g.inner + c] = kind == k::reduce_kind::mean ? acc / double(g.reduced) : acc;
+        out[a * g.inner + c] = kind == nax::ops::reduce_kind::mean ? acc / double(g.reduced) : acc;
       }
     return out;
   }
@@ -105,8 +105,8 @@ struct keep_num_threads {
   ~keep_num_threads() { nax::set_num_threads(saved); }
 };
 
-constexpr k::reduce_kind all_kinds[] = {k::reduce_kind::sum, k::reduce_kind::mean,
-                                        k::reduce_kind::max, k::reduce_kind::min};
+constexpr nax::ops::reduce_kind all_kinds[] = {nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean,
+                                        nax::ops::reduce_kind::max, nax::ops::reduce_kind::min};
 
 }  // namespace
 
@@ -133,8 +133,8 @@ TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, ev
       const problem pr{with_bias, g};
       const std::vector<T> x = pattern<T>(g.outer * g.reduced * g.inner, 1);
       const std::vector<T> bias = pattern<T>(g.inner, 2);
-      for (k::reduce_kind kind : all_kinds) {
-        CAPTURE(k::name(kind));
+      for (nax::ops::reduce_kind kind : all_kinds) {
+        CAPTURE(nax::ops::name(kind));
         const k::fused_reduce_plan p = pr.plan<T>(kind);
         nax::set_num_threads(2);
         const std::vector<T> got = pr.run(p, x, bias);
@@ -155,15 +155,15 @@ TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, ev
 
 TEST_CASE("fused reduction: the plan's cuts for each path") {
   const problem wide{true, {1, 64, 4100}}, tall{true, {1, 20000, 16}}, rows{true, {3000, 13, 1}};
-  const k::fused_reduce_plan pw = wide.plan<float>(k::reduce_kind::sum);
+  const k::fused_reduce_plan pw = wide.plan<float>(nax::ops::reduce_kind::sum);
   CHECK(pw.pieces == 3);
   CHECK(pw.parts == 2);
   CHECK(pw.scratch_bytes == pw.items * pw.chunk * sizeof(float));
-  const k::fused_reduce_plan pt = tall.plan<float>(k::reduce_kind::sum);
+  const k::fused_reduce_plan pt = tall.plan<float>(nax::ops::reduce_kind::sum);
   CHECK(pt.pieces == 1);
   CHECK(pt.parts == 8);
   CHECK(pt.pass == k::fused_reduce_buffer_elements / 16);
-  const k::fused_reduce_plan pr = rows.plan<float>(k::reduce_kind::max);
+  const k::fused_reduce_plan pr = rows.plan<float>(nax::ops::reduce_kind::max);
   CHECK(pr.items > 2);
   CHECK(pr.scratch_bytes == 0);
 }
@@ -171,18 +171,18 @@ TEST_CASE("fused reduction: the plan's cuts for each path") {
 TEST_CASE("fused reduction over no elements: the sum is 0, max, min and mean are errors") {
   const problem empty{false, {4, 0, 3}};
   const std::vector<float> none;
-  const std::vector<float> got = empty.run(empty.plan<float>(k::reduce_kind::sum), none, none);
+  const std::vector<float> got = empty.run(empty.plan<float>(nax::ops::reduce_kind::sum), none, none);
   CHECK(got == std::vector<float>(12, 0.0f));
-  for (k::reduce_kind kind : {k::reduce_kind::max, k::reduce_kind::min, k::reduce_kind::mean}) {
-    CAPTURE(k::name(kind));
+  for (nax::ops::reduce_kind kind : {nax::ops::reduce_kind::max, nax::ops::reduce_kind::min, nax::ops::reduce_kind::mean}) {
+    CAPTURE(nax::ops::name(kind));
     try {
       (void)empty.plan<float>(kind);
       FAIL("no error");
     } catch (const nax::shape_error& e) {
       const std::string what = e.what();
-      CHECK(what.find(std::string(k::name(kind)) + " over an empty axis") != std::string::npos);
+      CHECK(what.find(std::string(nax::ops::name(kind)) + " over an empty axis") != std::string::npos);
     }
   }
   const problem no_output{false, {0, 5, 3}};
-  CHECK(no_output.run(no_output.plan<float>(k::reduce_kind::max), none, none).empty());
+  CHECK(no_output.run(no_output.plan<float>(nax::ops::reduce_kind::max), none, none).empty());
 }

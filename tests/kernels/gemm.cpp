@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 
 #include <doctest/doctest.h>
 

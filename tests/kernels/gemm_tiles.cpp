@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 
 #include <doctest/doctest.h>
 

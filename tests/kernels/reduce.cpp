@@ -13,8 +13,8 @@ namespace k = nax::kernels;
 
 namespace {
 
-constexpr k::reduce_kind all_kinds[] = {k::reduce_kind::sum, k::reduce_kind::mean,
-                                        k::reduce_kind::max, k::reduce_kind::min};
+constexpr nax::ops::reduce_kind all_kinds[] = {nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean,
+                                        nax::ops::reduce_kind::max, nax::ops::reduce_kind::min};
 
 template <class T>
 std::vector<T> pattern(std::size_t n) {
@@ -29,13 +29,13 @@ std::vector<T> pattern(std::size_t n) {
 // The reference in double (integers: in int64, the mean truncated toward zero).
 template <class T>
 std::vector<double> reference(const std::vector<T>& x, const std::vector<std::size_t>& ext,
-                              unsigned mask, k::reduce_kind kind) {
+                              unsigned mask, nax::ops::reduce_kind kind) {
   const std::size_t rank = ext.size();
   std::size_t out_size = 1;
   for (std::size_t a = 0; a < rank; ++a)
     if (!(mask >> a & 1)) out_size *= ext[a];
-  std::vector<double> acc(out_size, kind == k::reduce_kind::max   ? -1e300
-                                    : kind == k::reduce_kind::min ? 1e300
+  std::vector<double> acc(out_size, kind == nax::ops::reduce_kind::max   ? -1e300
+                                    : kind == nax::ops::reduce_kind::min ? 1e300
                                                                   : 0.0);
   std::vector<std::size_t> counts(out_size, 0);
   std::vector<std::size_t> idx(rank, 0);
@@ -46,15 +46,15 @@ std::vector<double> reference(const std::vector<T>& x, const std::vector<std::si
     for (std::size_t a = 0; a < rank; ++a)
       if (!(mask >> a & 1)) o = o * ext[a] + idx[a];
     const double v = double(x[i]);
-    if (kind == k::reduce_kind::max)
+    if (kind == nax::ops::reduce_kind::max)
       acc[o] = std::max(acc[o], v);
-    else if (kind == k::reduce_kind::min)
+    else if (kind == nax::ops::reduce_kind::min)
       acc[o] = std::min(acc[o], v);
     else
       acc[o] += v;
     ++counts[o];
   }
-  if (kind == k::reduce_kind::mean)
+  if (kind == nax::ops::reduce_kind::mean)
     for (std::size_t o = 0; o < out_size; ++o)
       acc[o] = std::is_integral_v<T> ? double(std::int64_t(acc[o]) / std::int64_t(counts[o]))
                                      : acc[o] / double(counts[o]);
@@ -62,16 +62,16 @@ std::vector<double> reference(const std::vector<T>& x, const std::vector<std::si
 }
 
 template <class T>
-double tolerance(k::reduce_kind kind, std::size_t count) {
-  if (std::is_integral_v<T> || kind == k::reduce_kind::max || kind == k::reduce_kind::min)
+double tolerance(nax::ops::reduce_kind kind, std::size_t count) {
+  if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max || kind == nax::ops::reduce_kind::min)
     return 0.0;
   const double sum = 4.0 * double(count) * (std::is_same_v<T, float> ? 1e-6 : 1e-13);
-  return kind == k::reduce_kind::mean ? sum / double(count) : sum;
+  return kind == nax::ops::reduce_kind::mean ? sum / double(count) : sum;
 }
 
 template <class T>
 std::vector<T> run(const std::vector<T>& x, const std::vector<std::size_t>& ext, unsigned mask,
-                   k::reduce_kind kind) {
+                   nax::ops::reduce_kind kind) {
   std::vector<std::size_t> axes;
   std::size_t out_size = 1;
   for (std::size_t a = 0; a < ext.size(); ++a) {
@@ -95,16 +95,16 @@ void check_all_subsets(const std::vector<std::size_t>& ext) {
   for (std::size_t e : ext) n *= e;
   const std::vector<T> x = pattern<T>(n);
   for (unsigned mask = 0; mask < (1u << ext.size()); ++mask) {
-    for (k::reduce_kind kind : all_kinds) {
+    for (nax::ops::reduce_kind kind : all_kinds) {
       CAPTURE(mask);
-      CAPTURE(k::name(kind));
+      CAPTURE(nax::ops::name(kind));
       const std::vector<T> got = run(x, ext, mask, kind);
       const std::vector<double> want = reference(x, ext, mask, kind);
       REQUIRE(got.size() == want.size());
       const std::size_t count = want.empty() ? 1 : n / want.size();
       for (std::size_t o = 0; o < want.size(); ++o) {
         CAPTURE(o);
-        if (std::is_integral_v<T> || kind == k::reduce_kind::max || kind == k::reduce_kind::min)
+        if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max || kind == nax::ops::reduce_kind::min)
           CHECK(double(got[o]) == want[o]);
         else  // |x| < 4: a bound on the rounding relative to the sum of magnitudes
           CHECK(std::abs(double(got[o]) - want[o]) <= tolerance<T>(kind, count));
@@ -140,10 +140,10 @@ TEST_CASE_TEMPLATE("large rows, columns and scalars; the thread count does not c
     for (std::size_t e : ext) n *= e;
     const std::vector<T> x = pattern<T>(n);
     for (unsigned mask = 1; mask < (1u << ext.size()); ++mask) {
-      for (k::reduce_kind kind : all_kinds) {
+      for (nax::ops::reduce_kind kind : all_kinds) {
         CAPTURE(ext.front());
         CAPTURE(mask);
-        CAPTURE(k::name(kind));
+        CAPTURE(nax::ops::name(kind));
         nax::set_num_threads(1);
         const std::vector<T> one = run(x, ext, mask, kind);
         nax::set_num_threads(2);
@@ -170,7 +170,7 @@ TEST_CASE_TEMPLATE("large rows, columns and scalars; the thread count does not c
 TEST_CASE("the plan: merged axes and the path taken") {
   const std::vector<std::size_t> ext = {4, 5, 6, 7};
   auto plan = [&](std::vector<std::size_t> axes) {
-    return k::plan_reduce(nax::dtype::f32, k::reduce_kind::sum, ext, axes);
+    return k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext, axes);
   };
   const auto rows = plan({2, 3});
   CHECK(rows.path == k::reduce_path::rows);
@@ -190,31 +190,31 @@ TEST_CASE("the plan: merged axes and the path taken") {
   CHECK(all.inner == 840);
   // Axes of extent 1 take no part: reducing them is a copy.
   const std::vector<std::size_t> ones = {3, 1, 5, 1};
-  CHECK(k::plan_reduce(nax::dtype::f64, k::reduce_kind::max, ones, std::vector<std::size_t>{1, 3})
+  CHECK(k::plan_reduce(nax::dtype::f64, nax::ops::reduce_kind::max, ones, std::vector<std::size_t>{1, 3})
             .path == k::reduce_path::copy);
 }
 
 TEST_CASE("empty axes: the sum is 0, the others have no value") {
   const std::vector<std::size_t> ext = {3, 0, 5};
   const std::vector<std::size_t> mid = {1};
-  const auto p = k::plan_reduce(nax::dtype::f32, k::reduce_kind::sum, ext, mid);
+  const auto p = k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext, mid);
   CHECK(p.path == k::reduce_path::fill);
   std::vector<float> y(15, 5.0f);
   k::run_reduce(p, nullptr, y.data());
   for (float v : y) CHECK(v == 0.0f);
   // An empty output: nothing to do (the reduced axes are not empty).
   const std::vector<std::size_t> last = {2};
-  CHECK(k::plan_reduce(nax::dtype::f32, k::reduce_kind::max, ext, last).path ==
+  CHECK(k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::max, ext, last).path ==
         k::reduce_path::empty);
-  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::f32, k::reduce_kind::max, ext, mid),
+  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::max, ext, mid),
                        "nax::kernels::reduce: max over an empty axis: there is no max of no "
                        "elements (extents [3, 0, 5], reduced axes [1])",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::i32, k::reduce_kind::min, ext, mid),
+  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::min, ext, mid),
                        "nax::kernels::reduce: min over an empty axis: there is no min of no "
                        "elements (extents [3, 0, 5], reduced axes [1])",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::f64, k::reduce_kind::mean, ext, mid),
+  CHECK_THROWS_WITH_AS(k::plan_reduce(nax::dtype::f64, nax::ops::reduce_kind::mean, ext, mid),
                        "nax::kernels::reduce: mean over an empty axis: there is no mean of no "
                        "elements (extents [3, 0, 5], reduced axes [1])",
                        nax::shape_error);
@@ -223,19 +223,19 @@ TEST_CASE("empty axes: the sum is 0, the others have no value") {
 TEST_CASE("errors name the dtype, the axis and the extents") {
   const std::vector<std::size_t> ext = {3, 4};
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::u8, k::reduce_kind::sum, ext, std::vector<std::size_t>{0}),
+      k::plan_reduce(nax::dtype::u8, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{0}),
       "nax::kernels::reduce: sum of u8 elements is not supported (f32, f64, i32 or i64)",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::boolean, k::reduce_kind::max, ext, std::vector<std::size_t>{0}),
+      k::plan_reduce(nax::dtype::boolean, nax::ops::reduce_kind::max, ext, std::vector<std::size_t>{0}),
       "nax::kernels::reduce: max of bool elements is not supported (f32, f64, i32 or i64)",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::f32, k::reduce_kind::sum, ext, std::vector<std::size_t>{2}),
+      k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{2}),
       "nax::kernels::reduce: axis 2 is out of range for 2 axes (extents [3, 4], reduced axes [2])",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::f32, k::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0, 1}),
+      k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0, 1}),
       "nax::kernels::reduce: axis 1 is reduced twice (extents [3, 4], reduced axes [1, 0, 1])",
       nax::shape_error);
 }
@@ -245,12 +245,12 @@ TEST_CASE("the mean of integers truncates toward zero; reduced axes in any order
   const std::vector<std::size_t> ext = {2, 3};
   std::vector<std::int32_t> y(2);
   k::run_reduce(
-      k::plan_reduce(nax::dtype::i32, k::reduce_kind::mean, ext, std::vector<std::size_t>{1}),
+      k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::mean, ext, std::vector<std::size_t>{1}),
       x.data(), y.data());
   CHECK(y == std::vector<std::int32_t>{-2, 3});
   std::vector<std::int32_t> s(1);
   k::run_reduce(
-      k::plan_reduce(nax::dtype::i32, k::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0}),
+      k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0}),
       x.data(), s.data());
   CHECK(s[0] == 3);
 }

@@ -53,12 +53,12 @@ bool run_and_check(nax::executable& ex, const graph& gr, std::size_t batch, std:
 
 // y = x + 1, and at batch 1 also a nested run of the same executable at batch 2 from inside
 // the step (checked here), while the outer run's arena holds y.
-struct nested_kernel final : nax::runtime::external_kernel {
+struct nested_kernel final : nax::graph::external_kernel {
   nax::executable* ex = nullptr;
   std::atomic<int>* failures = nullptr;
 
   std::string label() const override { return "nested"; }
-  struct step final : nax::runtime::step_kernel {
+  struct step final : nax::kernels::step_kernel {
     std::uint32_t in, out;
     std::size_t batch;
     const nested_kernel* owner;
@@ -76,7 +76,7 @@ struct nested_kernel final : nax::runtime::external_kernel {
       if (got.data<float>()[0] != 22 || got.data<float>()[1] != 42) ++*owner->failures;
     }
   };
-  std::unique_ptr<nax::runtime::step_kernel> make(std::span<const std::uint32_t> args,
+  std::unique_ptr<nax::kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                                   std::uint32_t result,
                                                   std::span<const shape> shapes) const override {
     return std::make_unique<step>(args[0], result, shapes[args[0]][0].extent(), this);

@@ -1,8 +1,8 @@
 // The evaluator: destination order, permutations, aliasing, views, errors, empty and threaded runs.
 #include <nax/typed/evaluate.hpp>
 
-#include <nax/runtime/cache_info.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/cache_info.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/tensor.hpp>

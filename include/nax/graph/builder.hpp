@@ -23,7 +23,7 @@
 #include <nax/core/small_vector.hpp>
 #include <nax/core/unify.hpp>
 #include <nax/graph/op.hpp>
-#include <nax/runtime/external_kernel.hpp>
+#include <nax/graph/external_kernel.hpp>
 
 namespace nax::graph {
 
@@ -38,7 +38,7 @@ struct node {
   double scalar = 0;                                // a constant's value, layer_norm's epsilon
   std::string name;                                 // a parameter's
   nax::shape shape;
-  std::shared_ptr<const runtime::external_kernel> kernel;  // op_kind::external's
+  std::shared_ptr<const graph::external_kernel> kernel;  // op_kind::external's
 };
 
 /// An axis of an operand, by position or by name.
@@ -125,7 +125,7 @@ class builder {
 
   /// A node computed by `kernel` from args, with the result shape the caller infers (nax::jit's
   /// fused expressions). Nodes with different kernel objects never merge.
-  value external(std::shared_ptr<const runtime::external_kernel> kernel,
+  value external(std::shared_ptr<const graph::external_kernel> kernel,
                  std::span<const value> args, nax::shape result);
 
   // Shape ops. Every dynamic extent of a result must be the extent of a named axis, so that the
@@ -493,7 +493,7 @@ inline value builder::layer_norm(value x, value gamma, value beta, axis_ref axis
   return add(std::move(n));
 }
 
-inline value builder::external(std::shared_ptr<const runtime::external_kernel> kernel,
+inline value builder::external(std::shared_ptr<const graph::external_kernel> kernel,
                                std::span<const value> args, nax::shape result) {
   if (!kernel) nax::detail::throw_shape_error("nax::graph::external: no kernel");
   node n;

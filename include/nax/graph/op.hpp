@@ -1,6 +1,6 @@
 #pragma once
 // What a node of the runtime graph computes. Elementwise ops are not redefined here: a node
-// names one of the op structs of nax/simd/ops.hpp by its index in `elementwise_ops` (shared with
+// names one of the op structs of nax/ops/elementwise.hpp by its index in `elementwise_ops` (shared with
 // the runtime kernels), so the graph's kernels run the very bodies the typed evaluator runs.
 
 #include <cstddef>
@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include <nax/kernels/elementwise_ops.hpp>
-#include <nax/kernels/reduce_kind.hpp>
-#include <nax/simd/ops.hpp>
+#include <nax/ops/reduce_kind.hpp>
+#include <nax/ops/elementwise.hpp>
 
 namespace nax::graph {
 
@@ -43,8 +43,8 @@ enum class op_kind : std::uint8_t {
   fused_reduce,       // an elementwise group, then a reduction of its result over a run of axes
 };
 
-using kernels::name;
-using kernels::reduce_kind;
+using ops::name;
+using ops::reduce_kind;
 
 inline std::string_view name(op_kind k) {
   switch (k) {

@@ -63,7 +63,7 @@ struct program_step {
   nax::detail::small_vector<std::int32_t, 6> ints;
   double scalar = 0;
   node_id origin = 0;                                      // a fused step's: its result's node
-  std::shared_ptr<const runtime::external_kernel> kernel;  // op_kind::external's
+  std::shared_ptr<const graph::external_kernel> kernel;  // op_kind::external's
   std::shared_ptr<const decomposition> fused;              // a fused step's: the ops it replaces
   std::vector<value_index> extra_results;                  // a fused step's values besides `result`
 };

@@ -18,7 +18,8 @@
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
@@ -84,7 +85,8 @@ inline std::string list_to_string(std::span<const std::size_t> values) {
 }
 
 /// The grain (items per chunk) that gives each parallel chunk at least `bytes_per_chunk`.
-inline std::size_t grain_for(std::size_t bytes_per_item, std::size_t bytes_per_chunk = 1 << 17) {
+inline std::size_t grain_for(std::size_t bytes_per_item,
+                             std::size_t bytes_per_chunk = nax::detail::parallel_grain_bytes) {
   return std::max<std::size_t>(1, bytes_per_chunk / std::max<std::size_t>(bytes_per_item, 1));
 }
 

@@ -6,7 +6,7 @@
 // No code generation and no per-element switch: the planner resolves, once per shape, a function
 // pointer per instruction (op x dtype x which operands are splatted) and a block size; the kernel
 // then walks the instruction list once per block of a few hundred elements, and each call runs
-// the op's own body (nax/simd/ops.hpp, the typed evaluator's) over the whole block. Intermediate
+// the op's own body (nax/ops/elementwise.hpp, the typed evaluator's) over the whole block. Intermediate
 // results live in block buffers on the stack, sized to stay in L1; outputs are written in place
 // (large ones from a block buffer with non-temporal stores).
 //
@@ -33,10 +33,11 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/kernels/elementwise_ops.hpp>
-#include <nax/runtime/cache_info.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/cache_info.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 
 namespace nax::kernels {
 
@@ -626,9 +627,6 @@ inline constexpr std::size_t ew_align(std::size_t bytes) noexcept {
 /// aliasing: the load waits for the store's address check).
 inline constexpr std::size_t ew_skew = 192;
 
-/// Output elements per parallel chunk below which splitting does not pay, for one instruction.
-inline constexpr std::size_t ew_parallel_grain = std::size_t{1} << 15;
-
 }  // namespace detail
 
 // --- planning ---------------------------------------------------------------------------------
@@ -923,12 +921,12 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
   }
   p.values = k + n;
 
-  // Parallel chunks of at least ew_parallel_grain elements for a one-instruction program, fewer
+  // Parallel chunks of at least nax::detail::parallel_grain_elements elements for a one-instruction program, fewer
   // for longer ones (more work per element), never under 4096.
   const std::size_t per_block =
       std::max<std::size_t>(1, p.row_blocks ? std::min(p.block, p.inner) : p.block);
   const std::size_t grain_elements = std::max<std::size_t>(
-      4096, detail::ew_parallel_grain / std::max<std::size_t>(1, p.steps.size()));
+      4096, nax::detail::parallel_grain_elements / std::max<std::size_t>(1, p.steps.size()));
   p.grain = std::max<std::size_t>(1, (grain_elements + per_block - 1) / per_block);
   return p;
 }

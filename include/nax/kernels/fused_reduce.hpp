@@ -21,11 +21,12 @@
 #include <new>
 #include <utility>
 
+#include <nax/core/aligned_memory.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/reduce.hpp>
-#include <nax/kernels/reduce_kind.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/ops/reduce_kind.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
@@ -34,7 +35,7 @@ namespace nax::kernels {
 struct fused_reduce_plan {
   elementwise_plan program;  // its output 0 is reduced
   dtype type = dtype::f32;
-  reduce_kind kind = reduce_kind::sum;
+  ops::reduce_kind kind = ops::reduce_kind::sum;
   std::size_t outer = 0, reduced = 0, inner = 0;
   std::size_t items = 0;  // parallel work items
   // inner = 1: `chunk` rows of `reduced` elements per item, reduced by `full` (`last`: the
@@ -55,16 +56,8 @@ namespace detail {
 
 /// The calling thread's buffer of at least `bytes` (64-aligned), grown as needed and kept.
 inline std::byte* fused_reduce_buffer(std::size_t bytes) {
-  struct deleter {
-    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  thread_local std::unique_ptr<std::byte[], deleter> buffer;
-  thread_local std::size_t capacity = 0;
-  if (bytes > capacity) {
-    buffer.reset(new (std::align_val_t{64}) std::byte[bytes]);
-    capacity = bytes;
-  }
-  return buffer.get();
+  struct tag;
+  return nax::detail::thread_scratch<tag>(bytes);
 }
 
 inline void fr_run_rows(const fused_reduce_plan& p, const void* const* in, std::byte* out) {
@@ -150,10 +143,10 @@ void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, voi
   T* const o = static_cast<T*>(out);
   T* const partial = reinterpret_cast<T*>(scratch);
   switch (p.kind) {
-    case reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o, partial);
-    case reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o, partial);
-    case reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o, partial);
-    case reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o, partial);
+    case ops::reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o, partial);
+    case ops::reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o, partial);
+    case ops::reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o, partial);
+    case ops::reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o, partial);
   }
 }
 
@@ -163,7 +156,7 @@ void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, voi
 /// outer * reduced * inner, and whose dtype is f32 or f64) over the middle of
 /// [outer, reduced, inner]; the result is dense [outer, inner]. nax::shape_error for max, min or
 /// mean over no elements (reduced = 0), as plan_reduce.
-inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, reduce_kind kind,
+inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, ops::reduce_kind kind,
                                            std::size_t outer, std::size_t reduced,
                                            std::size_t inner) {
   program.stream = false;  // its output is a buffer meant to stay in cache

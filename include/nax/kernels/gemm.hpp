@@ -18,16 +18,17 @@
 #include <new>
 #include <type_traits>
 
+#include <nax/core/aligned_memory.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
 
 /// What is applied to each element of C after the product: C = act(alpha AB + beta C + bias).
 /// `bias` (optional) has n entries (one per column) or, with `bias_per_row`, m entries.
-/// Activation is an op of nax/simd/ops.hpp with a unary `apply` (void: none); it runs on the
+/// Activation is an op of nax/ops/elementwise.hpp with a unary `apply` (void: none); it runs on the
 /// tile in registers, with the same body as the elementwise evaluator's.
 template <class T, class Activation = void>
 struct epilogue {
@@ -59,17 +60,10 @@ inline constexpr bool is_matrix_ref_v = std::is_same_v<S, matrix_ref<const T>>;
 
 // Per-thread packing buffers, 64-byte aligned, grown on demand and reused across calls.
 template <class T, int Which>
+struct pack_tag;
+template <class T, int Which>
 T* pack_buffer(std::size_t elements) {
-  struct deleter {
-    void operator()(T* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
-  };
-  thread_local std::unique_ptr<T, deleter> buffer;
-  thread_local std::size_t capacity = 0;
-  if (elements > capacity) {
-    buffer.reset(static_cast<T*>(::operator new (elements * sizeof(T), std::align_val_t{64})));
-    capacity = elements;
-  }
-  return buffer.get();
+  return reinterpret_cast<T*>(nax::detail::thread_scratch<pack_tag<T, Which>>(elements * sizeof(T)));
 }
 
 #if XSIMD_WITH_SSE2

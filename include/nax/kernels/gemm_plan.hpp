@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <ostream>
 
-#include <nax/runtime/cache_info.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/cache_info.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {

@@ -22,10 +22,12 @@
 #include <nax/core/dtype.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
-#include <nax/kernels/reduce_kind.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/ops/reduce_kind.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
-#include <nax/typed/reduce.hpp>
+#include <nax/exec/tuning.hpp>
+#include <nax/kernels/row_reduce.hpp>
+#include <nax/ops/reducers.hpp>
 
 namespace nax::kernels {
 
@@ -37,7 +39,7 @@ enum class reduce_path : std::uint8_t { empty, fill, copy, rows, columns };
 /// The geometry of one reduction, from plan_reduce. Strides in elements.
 struct reduce_plan {
   nax::dtype type = nax::dtype::f32;
-  reduce_kind kind = reduce_kind::sum;
+  ops::reduce_kind kind = ops::reduce_kind::sum;
   reduce_path path = reduce_path::empty;
   std::size_t out_size = 0;
   std::size_t count = 0;  // input elements per output element
@@ -198,10 +200,10 @@ void run_reduce_as(const reduce_plan& p, const void* in, void* out) {
 template <class T>
 void run_reduce_typed(const reduce_plan& p, const void* in, void* out) {
   switch (p.kind) {
-    case reduce_kind::sum: return run_reduce_as<reducers::sum, false, T>(p, in, out);
-    case reduce_kind::mean: return run_reduce_as<reducers::sum, true, T>(p, in, out);
-    case reduce_kind::max: return run_reduce_as<reducers::max, false, T>(p, in, out);
-    case reduce_kind::min: return run_reduce_as<reducers::min, false, T>(p, in, out);
+    case ops::reduce_kind::sum: return run_reduce_as<reducers::sum, false, T>(p, in, out);
+    case ops::reduce_kind::mean: return run_reduce_as<reducers::sum, true, T>(p, in, out);
+    case ops::reduce_kind::max: return run_reduce_as<reducers::max, false, T>(p, in, out);
+    case ops::reduce_kind::min: return run_reduce_as<reducers::min, false, T>(p, in, out);
   }
 }
 
@@ -212,7 +214,7 @@ void run_reduce_typed(const reduce_plan& p, const void* in, void* out) {
 /// output is dense row-major over the kept axes in order. nax::shape_error for a dtype other
 /// than f32, f64, i32 and i64, an axis out of range or repeated, and for max, min or mean
 /// over no elements (a reduced extent of 0); the sum of no elements is 0.
-inline reduce_plan plan_reduce(nax::dtype type, reduce_kind kind,
+inline reduce_plan plan_reduce(nax::dtype type, ops::reduce_kind kind,
                                std::span<const std::size_t> extents,
                                std::span<const std::size_t> reduced_axes) {
   const auto where = [&] {
@@ -239,7 +241,7 @@ inline reduce_plan plan_reduce(nax::dtype type, reduce_kind kind,
   p.count = 1;
   for (std::size_t k = 0; k < extents.size(); ++k)
     (reduced[k] ? p.count : p.out_size) *= extents[k];
-  if (p.count == 0 && kind != reduce_kind::sum)
+  if (p.count == 0 && kind != ops::reduce_kind::sum)
     nax::detail::throw_shape_error("nax::kernels::reduce: ", name(kind),
                                    " over an empty axis: there is no ", name(kind),
                                    " of no elements", where());

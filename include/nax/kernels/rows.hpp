@@ -18,11 +18,13 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/reduce.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
-#include <nax/typed/layer_norm.hpp>
-#include <nax/typed/softmax.hpp>
+#include <nax/exec/tuning.hpp>
+#include <nax/kernels/layer_norm_row.hpp>
+#include <nax/kernels/row_io.hpp>
+#include <nax/kernels/softmax_row.hpp>
 
 namespace nax::kernels {
 

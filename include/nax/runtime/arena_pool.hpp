@@ -12,13 +12,12 @@
 #include <new>
 #include <vector>
 
+#include <nax/core/aligned_memory.hpp>
+
 namespace nax::runtime {
 
 struct arena {
-  struct aligned_delete {
-    void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<std::byte, aligned_delete> memory;
+  nax::detail::aligned_ptr<std::byte> memory;
   std::vector<void*> values;  // inputs and outputs are filled per run, the rest once
 };
 
@@ -67,8 +66,7 @@ class arena_pool {
       }
     }
     auto a = std::make_unique<arena>();
-    if (bytes_)
-      a->memory.reset(static_cast<std::byte*>(::operator new (bytes_, std::align_val_t{64})));
+    a->memory = nax::detail::allocate_aligned<std::byte>(bytes_);
     a->values.assign(num_values_, nullptr);
     layout_(*a);
     std::lock_guard lock(mutex_);

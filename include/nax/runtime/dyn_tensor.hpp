@@ -1,7 +1,8 @@
 #pragma once
 // nax::dyn_tensor: the runtime graph's data type: a concrete named shape (with its dtype) over a
 // 64-byte aligned buffer whose ownership is shared, so that copies are cheap. Typed tensors
-// convert to and from it without copying (nax::to_dyn, dyn_tensor::view), checked by axis name.
+// convert to and from it without copying (nax/jit/typed_dyn.hpp: nax::to_dyn, nax::typed_view),
+// checked by axis name.
 
 #include <algorithm>
 #include <array>
@@ -17,15 +18,11 @@
 #include <type_traits>
 #include <utility>
 
-#include <nax/core/axis.hpp>
+#include <nax/core/aligned_memory.hpp>
 #include <nax/core/dim.hpp>
 #include <nax/core/dtype.hpp>
-#include <nax/core/extents.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/core/shape_of.hpp>
-#include <nax/typed/tensor.hpp>
-#include <nax/typed/tensor_view.hpp>
 
 namespace nax {
 
@@ -79,8 +76,8 @@ inline std::size_t concrete_elements(const shape& s) {
 /// returns. Every dim has an extent; names are kept and are what typed views are checked by.
 ///
 ///     nax::dyn_tensor x(nax::shape::make(nax::dtype::f32, {nax::dim::named("batch", 2), 3}));
-///     auto v = x.view<float, batch, hidden>();      // zero copy, checked: dtype, rank, names
-///     nax::dyn_tensor y = nax::to_dyn(typed);        // zero copy the other way
+///     float* p = x.data<float>();                    // checked: the dtype
+///     auto v = nax::typed_view<float, batch, hidden>(x);   // (jit/typed_dyn.hpp) zero copy
 ///
 /// Copies share the buffer (clone() copies it). Constness is that of the handle, not of the
 /// buffer: a copy of a const dyn_tensor may write to it.
@@ -94,9 +91,9 @@ class dyn_tensor {
       : shape_(std::move(s)), size_(detail::concrete_elements(shape_)) {
     const std::size_t n = bytes();
     if (n == 0) return;
-    auto* p = static_cast<std::byte*>(::operator new (n, std::align_val_t{64}));
-    std::memset(p, 0, n);
-    data_ = std::shared_ptr<std::byte>(p, detail::aligned_free{});
+    detail::aligned_ptr<std::byte> p = detail::allocate_aligned<std::byte>(n);
+    std::memset(p.get(), 0, n);
+    data_ = std::shared_ptr<std::byte>(std::move(p));
   }
 
   /// A view of memory the caller owns and keeps alive while any copy of the result is used: no
@@ -108,6 +105,14 @@ class dyn_tensor {
     // An aliasing shared_ptr with no control block: it points at `data`, keeps nothing alive.
     std::shared_ptr<std::byte> view(std::shared_ptr<std::byte>(), static_cast<std::byte*>(data));
     return dyn_tensor(std::move(s), n, std::move(view));
+  }
+
+  /// A tensor over memory that `owner` keeps alive (no copy): copies of the result share it.
+  /// nax::shape_error as for wrap().
+  static dyn_tensor share(nax::shape s, std::shared_ptr<std::byte> owner) {
+    const std::size_t n = detail::concrete_elements(s);
+    if (n != 0) check_wrapped(s, owner.get());
+    return dyn_tensor(std::move(s), n, std::move(owner));
   }
 
   const nax::shape& shape() const noexcept { return shape_; }
@@ -162,25 +167,10 @@ class dyn_tensor {
     return out;
   }
 
-  /// A typed view of the same elements (no copy). Checked, each failure a nax::shape_error saying
-  /// what differs: T against the dtype, the rank, each axis's name against the dim's (an unnamed
-  /// dim matches any), a static axis's extent or a bounded axis's bound against the dim's extent.
-  template <class T, axis_type... A>
-  tensor_view<T, A...> view() {
-    return {static_cast<T*>(data<std::remove_const_t<T>>()), checked_extents<A...>()};
-  }
-  template <class T, axis_type... A>
-  tensor_view<const T, A...> view() const {
-    return {data<std::remove_const_t<T>>(), checked_extents<A...>()};
-  }
-
   /// `f32[batch=2, 3]`: dims by name=extent, unnamed ones by extent.
   std::string to_string() const { return detail::concrete_string(shape_); }
 
  private:
-  template <class T, axis_type... A>
-  friend dyn_tensor to_dyn(tensor<T, A...>&& t);
-
   dyn_tensor(nax::shape s, std::size_t size, std::shared_ptr<std::byte> data) noexcept
       : shape_(std::move(s)), size_(size), data_(std::move(data)) {}
 
@@ -201,105 +191,9 @@ class dyn_tensor {
                                 to_string(), " holds ", name(dtype()));
   }
 
-  template <axis_type... A>
-  nax::extents<A...> checked_extents() const {
-    constexpr std::size_t n = sizeof...(A);
-    constexpr std::array<std::string_view, n> names{A::name...};
-    constexpr std::array<std::size_t, n> statics{A::static_extent...};
-    constexpr std::array<std::size_t, n> bounds{A::bound...};
-    if (rank() != n) {
-      std::string list = "[";
-      for (std::size_t i = 0; i < n; ++i) list += (i ? ", " : "") + std::string(names[i]);
-      detail::throw_shape_error("dyn_tensor: a view over ", list, "] has rank ", n, ", but ",
-                                to_string(), " has rank ", rank());
-    }
-    std::array<std::size_t, n> values{};
-    for (std::size_t i = 0; i < rank(); ++i) {
-      const dim& d = shape_[i];
-      const std::size_t e = d.extent();
-      if (d.has_name() && d.name().view() != names[i])
-        detail::throw_shape_error("dyn_tensor: dimension ", i, " of ", to_string(), " is axis '",
-                                  d.name().view(), "', but the view has axis '", names[i],
-                                  "' there");
-      if (statics[i] != dynamic_extent && e != statics[i])
-        detail::throw_shape_error("dyn_tensor: axis '", names[i], "' is static with extent ",
-                                  statics[i], ", but dimension ", i, " of ", to_string(), " has ",
-                                  e);
-      if (e > bounds[i])
-        detail::throw_shape_error("dyn_tensor: axis '", names[i], "' is bounded by ", bounds[i],
-                                  ", but dimension ", i, " of ", to_string(), " has ", e);
-      values[i] = e;
-    }
-    // extents<>'s span constructor leaves its parameter unused (-Wunused-but-set-parameter).
-    if constexpr (n == 0)
-      return nax::extents<A...>();
-    else
-      return nax::extents<A...>(std::span<const std::size_t, n>(values));
-  }
-
   nax::shape shape_;
   std::size_t size_ = 0;
   std::shared_ptr<std::byte> data_;
 };
-
-namespace detail {
-
-/// Row-major and dense, ignoring the strides of extent-1 axes (never stepped along) and of empty
-/// views (nothing to step to): a slice or permutation can be contiguous with other strides.
-template <class T, class... A>
-bool is_dense_row_major(const tensor_view<T, A...>& v) {
-  if (v.size() == 0) return true;
-  std::ptrdiff_t next = 1;
-  for (std::size_t k = sizeof...(A); k-- > 0;) {
-    if (v.extent(k) != 1 && v.strides()[k] != next) return false;
-    next *= static_cast<std::ptrdiff_t>(v.extent(k));
-  }
-  return true;
-}
-
-}  // namespace detail
-
-/// A dyn_tensor over a view's elements, dims named by its axes (no copy, no ownership: the
-/// viewed memory must outlive it). nax::shape_error if the view is not dense row-major.
-template <class T, axis_type... A>
-dyn_tensor to_dyn(const tensor_view<T, A...>& v) {
-  using element = std::remove_const_t<T>;
-  if (!detail::is_dense_row_major(v)) {
-    std::string strides = "[";
-    for (std::size_t k = 0; k < sizeof...(A); ++k)
-      strides += (k ? ", " : "") + std::to_string(v.strides()[k]);
-    detail::throw_shape_error("to_dyn: the view of ", v.extents().to_string(),
-                              " is not contiguous row-major (strides ", strides,
-                              "]); copy it into a nax::tensor first");
-  }
-  return dyn_tensor::wrap(shape_of<element>(v.extents()),
-                          const_cast<element*>(static_cast<const element*>(v.data())));
-}
-
-/// A dyn_tensor over a typed tensor's elements (no copy, no ownership: `t` must outlive it, and
-/// writes through the dyn_tensor change `t`). Move the tensor in to share ownership instead.
-template <class T, axis_type... A>
-dyn_tensor to_dyn(const tensor<T, A...>& t) {
-  return to_dyn(t.view());
-}
-
-/// A dyn_tensor that takes over a typed tensor's buffer (no copy) and keeps it alive.
-template <class T, axis_type... A>
-dyn_tensor to_dyn(tensor<T, A...>&& t) {
-  auto owner = std::make_shared<tensor<T, A...>>(std::move(t));
-  nax::shape s = shape_of<T>(owner->extents());
-  const std::size_t n = owner->size();
-  auto* p = reinterpret_cast<std::byte*>(owner->data());
-  return dyn_tensor(std::move(s), n, std::shared_ptr<std::byte>(std::move(owner), p));
-}
-
-/// An owning typed copy of a dyn_tensor's elements, with the checks of dyn_tensor::view.
-template <class T, axis_type... A>
-tensor<T, A...> from_dyn(const dyn_tensor& d) {
-  tensor_view<const T, A...> v = d.view<T, A...>();
-  tensor<T, A...> out(v.extents());
-  if (v.size()) std::memcpy(out.data(), v.data(), v.size() * sizeof(T));
-  return out;
-}
 
 }  // namespace nax

@@ -31,7 +31,7 @@ struct specialization {
   nax::bindings binding;
   std::vector<nax::shape> shapes;                     // concrete, per value
   std::vector<graph::value_role> roles;               // per value
-  std::vector<std::unique_ptr<step_kernel>> kernels;  // per step
+  std::vector<std::unique_ptr<kernels::step_kernel>> kernels;  // per step
   std::vector<std::size_t> offsets;      // per value: an intermediate's offset in the arena
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
   std::size_t arena_bytes = 0;

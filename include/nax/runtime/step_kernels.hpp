@@ -22,7 +22,7 @@
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/linkage.hpp>
-#include <nax/runtime/step_kernel.hpp>
+#include <nax/kernels/step_kernel.hpp>
 #if NAX_RUNTIME_DEFINES_KERNELS
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
@@ -37,6 +37,8 @@
 #endif
 
 namespace nax::runtime {
+
+using kernels::step_kernel;
 
 /// Scratch memory a step needs during its run; its offset in the arena is written to *offset
 /// once the specialization's memory plan is made.
@@ -666,7 +668,7 @@ inline std::unique_ptr<step_kernel> make_fused_reduce_step(const graph::program&
     (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
   kernels::fused_reduce_plan plan = kernels::plan_fused_reduce(
       kernels::plan_elementwise(program, ext, strides, 0, kernels::elementwise_streaming::never),
-      static_cast<kernels::reduce_kind>(s.code), outer, reduced, inner);
+      static_cast<ops::reduce_kind>(s.code), outer, reduced, inner);
   const std::size_t bytes = plan.scratch_bytes;
   auto step = std::make_unique<fused_reduce_step>(std::move(plan), std::move(bound), s);
   if (bytes != 0) scratch.push_back({bytes, &step->scratch});
@@ -704,7 +706,7 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
       extents_vector axes;
       for (std::int32_t a : s.ints) axes.push_back(static_cast<std::size_t>(a));
       return std::make_unique<reduce_step>(
-          kernels::plan_reduce(in.dtype(), static_cast<kernels::reduce_kind>(s.code),
+          kernels::plan_reduce(in.dtype(), static_cast<ops::reduce_kind>(s.code),
                                detail::extents_of(in), axes),
           s.args[0], s.result);
     }

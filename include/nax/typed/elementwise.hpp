@@ -1,12 +1,12 @@
 #pragma once
 // The elementwise surface: operators and functions that build lazy expression nodes over
 // tensors, views, expressions and scalars, broadcasting by axis name. Each wraps one op of
-// nax/simd/ops.hpp; nothing is computed until the expression is assigned.
+// nax/ops/elementwise.hpp; nothing is computed until the expression is assigned.
 
 #include <type_traits>
 #include <utility>
 
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 #include <nax/typed/expression.hpp>
 
 namespace nax {

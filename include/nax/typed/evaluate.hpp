@@ -16,8 +16,9 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/runtime/cache_info.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/cache_info.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor.hpp>
@@ -93,34 +94,6 @@ loop_shape<R> coalesce(const std::array<std::size_t, (R > 0 ? R : 1)>& ext, Visi
   }
 }
 
-/// One row of a destination as a kernel writes it: `store(i, v)` (a vector, or a mask for a bool
-/// destination), `store_tail(i, n, v)`, `load(i)` (to rewrite in place) and `at(i)`; at unit
-/// stride when `Contiguous`, else at `step` (contiguous rows still store directly).
-template <class T, bool Contiguous>
-struct row_writer {
-  T* p;
-  std::ptrdiff_t step;
-  T& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
-  template <class X>
-  void store(std::size_t i, const X& v) const {
-    if constexpr (std::is_same_v<X, simd::vec<T>>) {
-      if (Contiguous || step == 1) return v.store_unaligned(&at(i));
-    }
-    store_tail(i, X::size, v);
-  }
-  template <class X>
-  void store_tail(std::size_t i, std::size_t n, const X& v) const {
-    alignas(64) T tmp[X::size];
-    v.store_aligned(tmp);
-    for (std::size_t j = 0; j < n; ++j) at(i + j) = tmp[j];
-  }
-  simd::vec<T> load(std::size_t i) const {
-    if constexpr (Contiguous)
-      return simd::vec<T>::load_unaligned(p + i);
-    else
-      return load_partial<T>(p + static_cast<std::ptrdiff_t>(i) * step, step, simd::width<T>);
-  }
-};
 
 template <class T, std::size_t R>
 struct destination_cursor {
@@ -196,9 +169,6 @@ std::pair<std::uintptr_t, std::uintptr_t> byte_range(
   const auto lo = reinterpret_cast<std::uintptr_t>(base);
   return {lo, lo + (last + 1) * elem};
 }
-
-/// Elements per parallel work item below which splitting does not pay.
-inline constexpr std::size_t parallel_grain_elements = 1 << 15;
 
 /// Tile of the loop when an operand is read across the inner axis (a transposition): 16 rows
 /// by 64 inner positions, so each cache line the gathers touch serves all 16 rows while hot.

@@ -22,8 +22,9 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/kernels/row_io.hpp>
 #include <nax/simd/arch.hpp>
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 
 namespace nax {
 
@@ -53,29 +54,6 @@ inline constexpr bool is_owning_tensor_v = false;
 template <class T>
 using lane_of_value = std::conditional_t<std::is_same_v<T, bool>, void, T>;
 
-// The value a padded tail lane holds: 1 is harmless for every op (no log(0), no 0/0 in integer
-// division), and the lane is discarded.
-template <class T>
-constexpr T pad_value() {
-  if constexpr (std::is_same_v<T, bool>)
-    return false;
-  else
-    return T(1);
-}
-
-/// What loading a vector of T at lane L yields: a vector of T, or a mask of L's width for bool.
-template <class L, class T>
-using loaded_t = std::conditional_t<std::is_same_v<T, bool>, simd::mask<L>, simd::vec<T>>;
-
-/// Loads `n <= width` elements at stride `step` into a padded vector (or mask).
-template <class L, class T>
-loaded_t<L, T> load_partial(const T* p, std::ptrdiff_t step, std::size_t n) {
-  constexpr std::size_t w = loaded_t<L, T>::size;
-  alignas(64) T tmp[w];
-  for (std::size_t j = 0; j < w; ++j)
-    tmp[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
-  return loaded_t<L, T>::load_aligned(tmp);
-}
 
 // --- row readers ------------------------------------------------------------------------------
 // A cursor positioned at a row hands out a reader: a small value (pointers, a stride, splatted

@@ -15,6 +15,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/kernels/layer_norm_row.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/reduce.hpp>
@@ -25,73 +26,6 @@
 namespace nax {
 namespace detail {
 
-template <class V>
-struct layer_norm_row {
-  using vec = simd::vec<V>;
-  static constexpr std::size_t w = simd::width<V>;
-  V eps;
-
-  template <class Reader, class Writer, class G, class B>
-  void operator()(const Reader& x, const Writer& out, std::size_t n, const G& gamma,
-                  const B& beta) const {
-    V mu, var;
-    if (n * sizeof(V) <= cached_row_bytes) {
-      // The row stays in cache after the first sweep: the mean, then the mean squared deviation
-      // from it (no cancellation, unlike the mean of squares minus the squared mean).
-      using sum = reducers::sum;
-      mu = reduce_row<sum, V>(x, n, [](const vec& v) { return v; }) / static_cast<V>(n);
-      const vec m(mu);
-      var = reduce_row<sum, V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) /
-            static_cast<V>(n);
-    } else {
-      welford(x, n, mu, var);
-    }
-    const vec shift(mu), scale(V(1) / std::sqrt(var + eps));
-    write_row<V>(out, n, [&](std::size_t at, bool is_tail) {
-      if (is_tail)
-        return simd::fma((x.load_tail(at, n - at) - shift) * scale, gamma.load_tail(at, n - at),
-                         beta.load_tail(at, n - at));
-      return simd::fma((x.load(at) - shift) * scale, gamma.load(at), beta.load(at));
-    });
-  }
-
-  // A row too long for the cache: one pass with Welford's update in every vector lane, the
-  // lanes merged with Chan's formula.
-  template <class Reader>
-  static void welford(const Reader& x, std::size_t n, V& mu, V& var) {
-    vec mean(V(0)), m2(V(0));
-    std::size_t i = 0, k = 0;
-    for (; i + w <= n; i += w) {
-      const vec v = x.load(i);
-      const vec delta = v - mean;
-      mean += delta * vec(V(1) / static_cast<V>(++k));
-      m2 += delta * (v - mean);
-    }
-    alignas(64) V means[w], m2s[w], tail[w];
-    mean.store_aligned(means);
-    m2.store_aligned(m2s);
-    const std::size_t rest = n - i;
-    if (rest) x.load_tail(i, rest).store_aligned(tail);
-    // Lane j has seen k values, plus one from the tail if j < rest; merge the lanes pairwise.
-    V count = 0, sq = 0;
-    mu = 0;
-    for (std::size_t j = 0; j < w; ++j) {
-      V cj = static_cast<V>(k), mj = means[j], sj = m2s[j];
-      if (j < rest) {
-        cj += 1;
-        const V delta = tail[j] - mj;
-        mj += delta / cj;
-        sj += delta * (tail[j] - mj);
-      }
-      if (cj == 0) continue;
-      const V total = count + cj, delta = mj - mu;
-      mu += delta * cj / total;
-      sq += sj + delta * delta * count * cj / total;
-      count = total;
-    }
-    var = sq / count;
-  }
-};
 
 template <class A, class E, class P>
 void check_parameter_axis(const E& e, const P& p, const char* what) {

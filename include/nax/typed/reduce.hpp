@@ -17,109 +17,18 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
+#include <nax/kernels/row_reduce.hpp>
+#include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor.hpp>
 
 namespace nax {
-namespace reducers {
-
-struct sum {
-  static constexpr std::string_view name = "sum";
-  template <class T>
-  static constexpr T identity() {
-    return T(0);
-  }
-  template <class X>
-  static X combine(const X& a, const X& b) {
-    return a + b;
-  }
-};
-struct max {
-  static constexpr std::string_view name = "max";
-  template <class T>
-  static constexpr T identity() {
-    if constexpr (std::numeric_limits<T>::has_infinity)
-      return -std::numeric_limits<T>::infinity();
-    else
-      return std::numeric_limits<T>::lowest();
-  }
-  template <class X>
-  static X combine(const X& a, const X& b) {
-    return simd::max(a, b);
-  }
-};
-struct min {
-  static constexpr std::string_view name = "min";
-  template <class T>
-  static constexpr T identity() {
-    if constexpr (std::numeric_limits<T>::has_infinity)
-      return std::numeric_limits<T>::infinity();
-    else
-      return std::numeric_limits<T>::max();
-  }
-  template <class X>
-  static X combine(const X& a, const X& b) {
-    return simd::min(a, b);
-  }
-};
-
-}  // namespace reducers
 
 namespace detail {
-
-template <class R, class T>
-T reduce_lanes(const simd::vec<T>& v) {
-  alignas(64) T lanes[simd::width<T>];
-  v.store_aligned(lanes);
-  T acc = lanes[0];
-  for (std::size_t j = 1; j < simd::width<T>; ++j) acc = R::combine(acc, lanes[j]);
-  return acc;
-}
-
-// Lanes j >= n of v replaced by the identity (a padded tail must not change the result).
-template <class R, class T>
-simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
-  alignas(64) T lanes[simd::width<T>];
-  v.store_aligned(lanes);
-  for (std::size_t j = n; j < simd::width<T>; ++j) lanes[j] = R::template identity<T>();
-  return simd::vec<T>::load_aligned(lanes);
-}
-
-/// Folds f(v) for the vectors v of a row of n elements (x: a row_reader) into four
-/// accumulators, so the loop runs at load rate rather than at the latency of Red's combine; the
-/// padded tail goes into the second, its padding replaced by the identity.
-template <class Red, class Reader, class F, class Vec>
-void accumulate_row(const Reader& x, std::size_t n, F f, Vec (&acc)[4]) {
-  constexpr std::size_t w = Vec::size;
-  std::size_t i = 0;
-  for (; i + 4 * w <= n; i += 4 * w) {
-    acc[0] = Red::combine(acc[0], f(x.load(i)));
-    acc[1] = Red::combine(acc[1], f(x.load(i + w)));
-    acc[2] = Red::combine(acc[2], f(x.load(i + 2 * w)));
-    acc[3] = Red::combine(acc[3], f(x.load(i + 3 * w)));
-  }
-  for (; i + w <= n; i += w) acc[0] = Red::combine(acc[0], f(x.load(i)));
-  if (i < n) acc[1] = Red::combine(acc[1], keep_first<Red>(f(x.load_tail(i, n - i)), n - i));
-}
-
-/// The four accumulators of accumulate_row combined into one value.
-template <class Red, class T>
-T combine_accumulators(const simd::vec<T> (&acc)[4]) {
-  return reduce_lanes<Red>(
-      Red::combine(Red::combine(acc[0], acc[1]), Red::combine(acc[2], acc[3])));
-}
-
-/// Red over f(v) for the vectors of one row (x: a row_reader at lane T).
-template <class Red, class T, class Reader, class F>
-T reduce_row(const Reader& x, std::size_t n, F f) {
-  const simd::vec<T> id(Red::template identity<T>());
-  simd::vec<T> acc[4] = {id, id, id, id};
-  accumulate_row<Red>(x, n, f, acc);
-  return combine_accumulators<Red>(acc);
-}
 
 template <std::size_t R>
 std::size_t element_count(const std::array<std::size_t, R>& ext) {

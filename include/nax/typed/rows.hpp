@@ -13,7 +13,9 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
+#include <nax/kernels/row_io.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
@@ -27,14 +29,6 @@ template <class L, class A>
 using row_order =
     boost::mp11::mp_push_back<axes_difference<L, axes<axes_get<L, A>>>, axes_get<L, A>>;
 
-/// Rows up to this size are swept more than once by the row ops, from cache.
-inline constexpr std::size_t cached_row_bytes = 32 * 1024;
-
-/// Asks for the cache lines of [p, p + bytes) to be brought into L1 ahead of use.
-inline void prefetch_range(const void* p, std::size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
-}
 
 /// Calls kernel(reader, writer, n, extra readers...) for each row of e along A, writing `out`
 /// (a tensor over e's axes in e's order). `extra` cursors (over the same loop order) are

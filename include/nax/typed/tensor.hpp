@@ -9,6 +9,7 @@
 #include <span>
 #include <type_traits>
 
+#include <nax/core/aligned_memory.hpp>
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
@@ -18,17 +19,6 @@
 
 namespace nax {
 namespace detail {
-
-struct aligned_free {
-  void operator()(void* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
-};
-
-template <class T>
-std::unique_ptr<T, aligned_free> allocate_aligned(std::size_t n) {
-  if (n == 0) return nullptr;
-  return std::unique_ptr<T, aligned_free>(
-      static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})));
-}
 
 /// The extents of an expression along the axes of list L (each must be an axis of it).
 template <class L>

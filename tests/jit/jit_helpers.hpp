@@ -1,7 +1,7 @@
 // Shared by the nax::jit tests: axes, data, and comparisons against the eager typed code.
 #pragma once
 
-#include <nax/runtime/jit.hpp>
+#include <nax/jit/jit.hpp>
 
 #include <algorithm>
 #include <cmath>

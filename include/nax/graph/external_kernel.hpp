@@ -9,9 +9,9 @@
 #include <string>
 
 #include <nax/core/shape.hpp>
-#include <nax/runtime/step_kernel.hpp>
+#include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::graph {
 
 class external_kernel {
  public:
@@ -21,9 +21,9 @@ class external_kernel {
   /// The step's kernel for concrete shapes: operand i is value args[i] of shape shapes[args[i]],
   /// the result is value `result`. nax::shape_error if the shapes do not fit the kernel. The
   /// step kernel must not refer to this object (a specialization may outlive it).
-  virtual std::unique_ptr<step_kernel> make(std::span<const std::uint32_t> args,
+  virtual std::unique_ptr<kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                             std::uint32_t result,
                                             std::span<const nax::shape> shapes) const = 0;
 };
 
-}  // namespace nax::runtime
+}  // namespace nax::graph

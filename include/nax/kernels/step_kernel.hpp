@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-namespace nax::runtime {
+namespace nax::kernels {
 
 class step_kernel {
  public:
@@ -15,4 +15,4 @@ class step_kernel {
   virtual void run(void* const* values, std::byte* arena) const = 0;
 };
 
-}  // namespace nax::runtime
+}  // namespace nax::kernels

@@ -20,9 +20,9 @@
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
-#include <nax/kernels/reduce_kind.hpp>
-#include <nax/runtime/fused_expression.hpp>
-#include <nax/runtime/traced.hpp>
+#include <nax/ops/reduce_kind.hpp>
+#include <nax/jit/fused_expression.hpp>
+#include <nax/jit/traced.hpp>
 #include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layer_norm.hpp>
@@ -32,7 +32,7 @@
 namespace nax {
 namespace detail {
 
-template <kernels::reduce_kind Kind, class... Axes, class X>
+template <ops::reduce_kind Kind, class... Axes, class X>
 auto traced_reduce(const X& x) {
   using V = typename X::value_type;
   using in_axes = typename X::axes_type;
@@ -101,19 +101,19 @@ requires(expression<XA>&& expression<XB> &&
 // The reductions on traced operands: a reduce node.
 template <class... Axes, template <class...> class N, class... P>
 requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto sum(N<P...> x) {
-  return detail::traced_reduce<kernels::reduce_kind::sum, Axes...>(x);
+  return detail::traced_reduce<ops::reduce_kind::sum, Axes...>(x);
 }
 template <class... Axes, template <class...> class N, class... P>
 requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto mean(N<P...> x) {
-  return detail::traced_reduce<kernels::reduce_kind::mean, Axes...>(x);
+  return detail::traced_reduce<ops::reduce_kind::mean, Axes...>(x);
 }
 template <class... Axes, template <class...> class N, class... P>
 requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto max(N<P...> x) {
-  return detail::traced_reduce<kernels::reduce_kind::max, Axes...>(x);
+  return detail::traced_reduce<ops::reduce_kind::max, Axes...>(x);
 }
 template <class... Axes, template <class...> class N, class... P>
 requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto min(N<P...> x) {
-  return detail::traced_reduce<kernels::reduce_kind::min, Axes...>(x);
+  return detail::traced_reduce<ops::reduce_kind::min, Axes...>(x);
 }
 
 /// nax::eval on a traced expression: the fused node, as a traced value.

@@ -1,10 +1,11 @@
 #pragma once
-// The reductions the runtime kernels compute; the graph's reduce nodes name them too.
+// The reductions the graph's reduce nodes name and the runtime's kernels compute (their bodies:
+// ops/reducers.hpp).
 
 #include <cstdint>
 #include <string_view>
 
-namespace nax::kernels {
+namespace nax::ops {
 
 enum class reduce_kind : std::uint8_t { sum, mean, max, min };
 
@@ -19,4 +20,4 @@ constexpr std::string_view name(reduce_kind k) noexcept {
   return "?";
 }
 
-}  // namespace nax::kernels
+}  // namespace nax::ops

@@ -1,4 +1,4 @@
-#include <nax/runtime/cache_info.hpp>
+#include <nax/exec/cache_info.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include <nax/runtime/thread_pool.hpp>
+#include <nax/exec/thread_pool.hpp>
 
 #include <algorithm>
 #include <atomic>

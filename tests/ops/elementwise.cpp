@@ -1,5 +1,5 @@
 // Each op's one body gives the same result on a scalar and in every lane of a vector.
-#include <nax/simd/ops.hpp>
+#include <nax/ops/elementwise.hpp>
 
 #include <doctest/doctest.h>
 

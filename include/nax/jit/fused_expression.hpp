@@ -27,10 +27,10 @@
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/builder.hpp>
-#include <nax/runtime/dyn_tensor.hpp>
-#include <nax/runtime/external_kernel.hpp>
-#include <nax/runtime/step_kernel.hpp>
-#include <nax/runtime/traced.hpp>
+#include <nax/jit/typed_dyn.hpp>
+#include <nax/graph/external_kernel.hpp>
+#include <nax/kernels/step_kernel.hpp>
+#include <nax/jit/traced.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor_view.hpp>
@@ -136,7 +136,7 @@ Ext extents_from_shape(const nax::shape& s) {
 
 /// One specialization's step: expression E evaluated into the result with the typed evaluator.
 template <class E>
-class fused_step final : public runtime::step_kernel {
+class fused_step final : public kernels::step_kernel {
   using leaves = traced_leaves_t<E>;
   static constexpr std::size_t n = boost::mp11::mp_size<leaves>::value;
   using frame = leaf_frame<leaves>;
@@ -178,7 +178,7 @@ class fused_step final : public runtime::step_kernel {
 /// The kernel object of a fused node: E, and for each traced leaf the node operand it reads
 /// (repeated leaves, as in `x * x`, read one operand).
 template <class E>
-class fused_kernel final : public runtime::external_kernel {
+class fused_kernel final : public graph::external_kernel {
   using leaves = traced_leaves_t<E>;
   static constexpr std::size_t n = boost::mp11::mp_size<leaves>::value;
 
@@ -197,7 +197,7 @@ class fused_kernel final : public runtime::external_kernel {
     return out;
   }
 
-  std::unique_ptr<runtime::step_kernel> make(std::span<const std::uint32_t> args,
+  std::unique_ptr<kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                              std::uint32_t result,
                                              std::span<const nax::shape> shapes) const override {
     std::array<std::uint32_t, n> values{};

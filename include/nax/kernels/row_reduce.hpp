@@ -1,0 +1,66 @@
+#pragma once
+// The vector folds of one row: a reduction of f(v) over a row's vectors into four accumulators
+// (so the loop runs at load rate, not at the latency of the combine), with the padded tail
+// masked to the identity. The typed reductions and row ops and the runtime's reduce kernel fold
+// rows with these.
+
+#include <cstddef>
+
+#include <nax/kernels/row_io.hpp>
+#include <nax/ops/reducers.hpp>
+#include <nax/simd/arch.hpp>
+
+namespace nax::detail {
+
+template <class R, class T>
+T reduce_lanes(const simd::vec<T>& v) {
+  alignas(64) T lanes[simd::width<T>];
+  v.store_aligned(lanes);
+  T acc = lanes[0];
+  for (std::size_t j = 1; j < simd::width<T>; ++j) acc = R::combine(acc, lanes[j]);
+  return acc;
+}
+
+// Lanes j >= n of v replaced by the identity (a padded tail must not change the result).
+template <class R, class T>
+simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
+  alignas(64) T lanes[simd::width<T>];
+  v.store_aligned(lanes);
+  for (std::size_t j = n; j < simd::width<T>; ++j) lanes[j] = R::template identity<T>();
+  return simd::vec<T>::load_aligned(lanes);
+}
+
+/// Folds f(v) for the vectors v of a row of n elements (x: a row_reader) into four
+/// accumulators, so the loop runs at load rate rather than at the latency of Red's combine; the
+/// padded tail goes into the second, its padding replaced by the identity.
+template <class Red, class Reader, class F, class Vec>
+void accumulate_row(const Reader& x, std::size_t n, F f, Vec (&acc)[4]) {
+  constexpr std::size_t w = Vec::size;
+  std::size_t i = 0;
+  for (; i + 4 * w <= n; i += 4 * w) {
+    acc[0] = Red::combine(acc[0], f(x.load(i)));
+    acc[1] = Red::combine(acc[1], f(x.load(i + w)));
+    acc[2] = Red::combine(acc[2], f(x.load(i + 2 * w)));
+    acc[3] = Red::combine(acc[3], f(x.load(i + 3 * w)));
+  }
+  for (; i + w <= n; i += w) acc[0] = Red::combine(acc[0], f(x.load(i)));
+  if (i < n) acc[1] = Red::combine(acc[1], keep_first<Red>(f(x.load_tail(i, n - i)), n - i));
+}
+
+/// The four accumulators of accumulate_row combined into one value.
+template <class Red, class T>
+T combine_accumulators(const simd::vec<T> (&acc)[4]) {
+  return reduce_lanes<Red>(
+      Red::combine(Red::combine(acc[0], acc[1]), Red::combine(acc[2], acc[3])));
+}
+
+/// Red over f(v) for the vectors of one row (x: a row_reader at lane T).
+template <class Red, class T, class Reader, class F>
+T reduce_row(const Reader& x, std::size_t n, F f) {
+  const simd::vec<T> id(Red::template identity<T>());
+  simd::vec<T> acc[4] = {id, id, id, id};
+  accumulate_row<Red>(x, n, f, acc);
+  return combine_accumulators<Red>(acc);
+}
+
+}  // namespace nax::detail
