@@ -22,7 +22,7 @@
 #include "harness.hpp"  // first: nax, then the peers (see there)
 
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/runtime/compile.hpp>
 
 namespace {
 

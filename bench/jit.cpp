@@ -27,8 +27,8 @@
 #include <new>
 
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
 #include <nax/jit/jit.hpp>
+#include <nax/runtime/compile.hpp>
 
 #if NAX_BENCH_HAVE_OPENBLAS
 #include <cblas.h>

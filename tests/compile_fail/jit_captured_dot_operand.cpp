@@ -1,6 +1,6 @@
 // A jitted lambda contracting with a tensor it captured instead of an input.
 // expect: nax::jit: both operands of nax::dot must be computed from the traced inputs
-// Syntax only: the kernels need not be instantiated (nax/runtime/linkage.hpp).
+// Syntax only: the kernels need not be instantiated (nax/core/linkage.hpp).
 #define NAX_SEPARATE_RUNTIME
 #include <nax/jit/jit.hpp>
 

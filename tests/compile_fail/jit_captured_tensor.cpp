@@ -1,6 +1,6 @@
 // A jitted lambda reading a tensor it captured (the graph would read it after the lambda is gone).
 // expect: nax::jit: an expression reads a captured tensor; pass it as an input instead
-// Syntax only: the kernels need not be instantiated (nax/runtime/linkage.hpp).
+// Syntax only: the kernels need not be instantiated (nax/core/linkage.hpp).
 #define NAX_SEPARATE_RUNTIME
 #include <nax/jit/jit.hpp>
 

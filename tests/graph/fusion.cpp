@@ -1,9 +1,9 @@
 // The level-1 fusion passes: which nodes become which fused step, the decomposition each keeps,
 // the options that turn them off, and the clusters of to_dot. Execution is tested in
 // tests/runtime/fused_*.cpp.
-#include <nax/graph/fusion.hpp>
+#include <nax/graph/compile_program.hpp>
 #include <nax/graph/ops.hpp>
-#include <nax/graph/program.hpp>
+#include <nax/graph/to_dot.hpp>
 
 #include <string>
 #include <vector>
@@ -31,7 +31,7 @@ std::string kinds(const g::program& p) {
   std::string r;
   for (const g::program_step& s : p.steps) {
     if (!r.empty()) r += ", ";
-    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind);
+    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind());
   }
   return r;
 }
@@ -44,10 +44,9 @@ void check_decompositions(const g::builder& b, const g::program& p) {
     const g::decomposition& d = *s.fused;
     REQUIRE(d.num_args == s.args.size());
     for (std::size_t j = 0; j < d.ops.size(); ++j) {
-      const g::decomposed_op& op = d.ops[j];
+      const g::node& op = d.ops[j];
       const g::node& n = b.at(op.origin);
-      CHECK(op.kind == n.kind);
-      CHECK(op.code == n.code);
+      CHECK(op.op == n.op);
       CHECK(op.shape == n.shape);
       REQUIRE(op.inputs.size() == n.inputs.size());
       for (std::size_t a = 0; a < op.inputs.size(); ++a) {
@@ -79,7 +78,7 @@ TEST_CASE("an elementwise chain with broadcasts becomes one step that keeps its 
   const g::program p = compile(b, {y});
   REQUIRE(p.steps.size() == 1);
   const g::program_step& s = p.steps[0];
-  CHECK(s.kind == g::op_kind::fused_elementwise);
+  CHECK(s.kind() == g::op_kind::fused_elementwise);
   REQUIRE(s.fused);
   const g::decomposition& d = *s.fused;
   CHECK(d.kind == g::fusion_kind::elementwise);
@@ -95,10 +94,10 @@ TEST_CASE("an elementwise chain with broadcasts becomes one step that keeps its 
   const char* names[] = {"mul", "add", "tanh", "exp", "sub"};
   for (std::size_t j = 0; j < 5; ++j) {
     CAPTURE(j);
-    CHECK(d.ops[j].kind == g::op_kind::elementwise);
-    CHECK(g::elementwise_name(d.ops[j].code) == names[j]);
+    CHECK(d.ops[j].kind() == g::op_kind::elementwise);
+    CHECK(g::op_label(d.ops[j].op) == names[j]);
     const g::node& n = b.at(d.ops[j].origin);
-    CHECK(n.code == d.ops[j].code);
+    CHECK(n.op == d.ops[j].op);
     CHECK(n.shape == d.ops[j].shape);
   }
   CHECK(d.ops[0].inputs[0] == 0);  // x
@@ -185,8 +184,8 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   auto sm = e / g::sum(e, {"h"});
   const g::program p = compile(b, {sm});
   REQUIRE(p.steps.size() == 1);
-  CHECK(p.steps[0].kind == g::op_kind::softmax);
-  CHECK(p.steps[0].ints[0] == 1);
+  CHECK(p.steps[0].kind() == g::op_kind::softmax);
+  CHECK(p.steps[0].as<g::softmax_op>().axis == 1);
   REQUIRE(p.steps[0].fused);
   CHECK(p.steps[0].fused->kind == g::fusion_kind::softmax);
   CHECK(p.steps[0].fused->ops.size() == 5);
@@ -196,8 +195,8 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   auto sm2 = e2 * (1.0 / g::sum(e2, {"batch"}));
   const g::program p2 = compile(b, {sm2});
   REQUIRE(p2.steps.size() == 1);
-  CHECK(p2.steps[0].kind == g::op_kind::softmax);
-  CHECK(p2.steps[0].ints[0] == 0);
+  CHECK(p2.steps[0].kind() == g::op_kind::softmax);
+  CHECK(p2.steps[0].as<g::softmax_op>().axis == 0);
   CHECK(kinds(p2) == "fused_softmax");
   check_decompositions(b, p);
   check_decompositions(b, p2);  // the constant 1 of 1 / sum is an argument
@@ -224,7 +223,7 @@ TEST_CASE("softmax is not recognized when an intermediate escapes or the axes di
   auto bad = ey / g::sum(ey, {"batch"});
   const g::program pb = compile(c, {bad});
   CHECK(kinds(pb) == "reduce, elementwise, fused_softmax");
-  CHECK(pb.steps[2].ints[0] == 0);
+  CHECK(pb.steps[2].as<g::softmax_op>().axis == 0);
   CHECK(pb.values[pb.steps[2].args[0]].origin == d.id());
   // div of an exp by a sum of another exp
   auto ez = g::exp(y);
@@ -276,13 +275,14 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
     const g::program p = compile(b, {y});
     REQUIRE(p.steps.size() == 1);
     const g::program_step& s = p.steps[0];
-    CHECK(s.kind == g::op_kind::layer_norm);
+    CHECK(s.kind() == g::op_kind::layer_norm);
     REQUIRE(s.fused);
     CHECK(s.fused->kind == g::fusion_kind::layer_norm);
-    CHECK(s.ints[0] == 2);
-    CHECK(s.ints[1] == (v.gamma ? 1 : 0));
-    CHECK(s.ints[2] == (v.beta ? 1 : 0));
-    CHECK(s.scalar == doctest::Approx(1e-3));
+    const g::layer_norm_op& ln = s.as<g::layer_norm_op>();
+    CHECK(ln.axis == 2);
+    CHECK(ln.has_gamma == v.gamma);
+    CHECK(ln.has_beta == v.beta);
+    CHECK(ln.epsilon == doctest::Approx(1e-3));
     CHECK(s.args.size() == std::size_t(2 + v.gamma + v.beta + v.pow));  // + eps (and 2)
     CHECK(p.values[s.args[0]].origin == x.id());
     if (v.gamma) CHECK(p.values[s.args[1]].origin == gamma.id());
@@ -339,19 +339,22 @@ TEST_CASE("dense: dot_general, bias and activation become one step") {
   g::program p = compile(b, {y});
   REQUIRE(p.steps.size() == 1);
   const g::program_step& s = p.steps[0];
-  CHECK(s.kind == g::op_kind::fused_dense);
-  CHECK(g::elementwise_name(s.code) == "gelu");
+  CHECK(s.kind() == g::op_kind::fused_dense);
+  CHECK(s.as<g::fused_dense_op>().has_activation);
+  CHECK(s.as<g::fused_dense_op>().activation == nax::ops::id::gelu);
+  CHECK(s.as<g::fused_dense_op>().has_bias);
   REQUIRE(s.args.size() == 3);
   CHECK(p.values[s.args[2]].origin == bias.id());
   CHECK(s.fused->ops.size() == 3);
-  CHECK(s.fused->ops[0].kind == g::op_kind::dot_general);
+  CHECK(s.fused->ops[0].kind() == g::op_kind::dot_general);
   check_decompositions(b, p);
   // Without an activation, without a bias.
   CHECK(kinds(compile(b, {g::dot_general(x, w, {{1, 0}}) + bias})) == "fused_dense");
   p = compile(b, {g::relu(g::dot_general(x, w, {{1, 0}}))});
   REQUIRE(p.steps.size() == 1);
   CHECK(p.steps[0].args.size() == 2);
-  CHECK(p.steps[0].code == g::elementwise_index<nax::ops::relu>);
+  CHECK(p.steps[0].as<g::fused_dense_op>().activation == nax::ops::id::relu);
+  CHECK(!p.steps[0].as<g::fused_dense_op>().has_bias);
   // The product read elsewhere, or the bias along the rows: not fused.
   auto dot = g::dot_general(x, w, {{1, 0}});
   CHECK(kinds(compile(b, {g::tanh(dot + bias), dot})) == "dot_general, fused_elementwise");
@@ -400,7 +403,7 @@ TEST_CASE("explicit broadcasts to a group's shape, read only inside it, join the
   CHECK(kinds(p) == "fused_elementwise");
   REQUIRE(p.steps[0].fused);
   CHECK(p.steps[0].fused->ops.size() == 4);  // broadcast, mul, add, tanh
-  CHECK(p.steps[0].fused->ops[0].kind == g::op_kind::broadcast);
+  CHECK(p.steps[0].fused->ops[0].kind() == g::op_kind::broadcast);
   check_decompositions(b, p);
   // Into a reduction's group too.
   CHECK(kinds(compile(b, {g::sum(x * bb, {"batch"})})) == "fused_reduce");
@@ -419,10 +422,10 @@ TEST_CASE("an elementwise group read only by a reduction over a run of its axes 
   auto s = g::sum(e, {"h"});
   g::program p = compile(b, {s});
   REQUIRE(p.steps.size() == 1);
-  CHECK(p.steps[0].kind == g::op_kind::fused_reduce);
+  CHECK(p.steps[0].kind() == g::op_kind::fused_reduce);
   CHECK(g::name(p.steps[0].fused->kind) == "fused_reduce");
   CHECK(p.steps[0].fused->ops.size() == 4);  // mul, add, exp, reduce_sum
-  CHECK(p.steps[0].ints[0] == 2);
+  CHECK(p.steps[0].as<g::fused_reduce_op>().reduce.axes[0] == 2);
   check_decompositions(b, p);
   // Over the two trailing axes; a single elementwise node.
   p = compile(b, {g::reduce_max(g::tanh(x), {"seq", "h"})});
@@ -430,7 +433,7 @@ TEST_CASE("an elementwise group read only by a reduction over a run of its axes 
   // Over leading and middle runs (a sum over the batch, as a bias gradient).
   p = compile(b, {g::sum(e, {"batch"})});
   CHECK(kinds(p) == "fused_reduce");
-  CHECK(p.steps[0].ints[0] == 0);
+  CHECK(p.steps[0].as<g::fused_reduce_op>().reduce.axes[0] == 0);
   check_decompositions(b, p);
   CHECK(kinds(compile(b, {g::mean(e, {"batch", "seq"})})) == "fused_reduce");
   CHECK(kinds(compile(b, {g::reduce_min(e, {"seq"})})) == "fused_reduce");

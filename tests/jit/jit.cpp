@@ -22,7 +22,7 @@ TEST_CASE("jit: gelu(dot(x, w) + b) is a dot and one fused node, equal to eager 
                     nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));
   const nax::executable& ex = f.executable();
   CHECK(step_kinds(ex) == std::vector{g::op_kind::dot_general, g::op_kind::external});
-  CHECK(ex.program().steps[1].kernel->label() == "fused: add, gelu");
+  CHECK(ex.program().steps[1].as<nax::graph::external_op>().kernel->label() == "fused: add, gelu");
   CHECK(ex.to_dot().find("label=\"fused: add, gelu\"") != std::string::npos);
   CHECK(ex.program().input_names == std::vector<std::string>{"x", "w", "b"});
 

@@ -51,7 +51,7 @@ auto eager(const F& f, const Tensor&... x) {
 
 inline std::vector<g::op_kind> step_kinds(const nax::executable& ex) {
   std::vector<g::op_kind> kinds;
-  for (const g::program_step& s : ex.program().steps) kinds.push_back(s.kind);
+  for (const g::program_step& s : ex.program().steps) kinds.push_back(s.kind());
   return kinds;
 }
 

@@ -2,7 +2,8 @@
 // plain reference; the cache (LRU, stats, pre-specialization, concurrency); every input error;
 // the memory plan of every specialization checked independently.
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/graph/to_dot.hpp>
+#include <nax/runtime/compile.hpp>
 
 #include <atomic>
 #include <cstdlib>

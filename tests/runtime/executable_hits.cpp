@@ -1,8 +1,9 @@
 // The hit path of nax::executable (split from executable.cpp, which covers the rest): each
 // thread's last hit must never serve another binding, must see evictions, must keep the cache's
 // LRU order and exact counts, and must hold under threads running different bindings.
+#include <nax/graph/external_kernel.hpp>
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/runtime/compile.hpp>
 
 #include <atomic>
 #include <cmath>

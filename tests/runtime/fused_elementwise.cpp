@@ -4,7 +4,7 @@
 // without fusion give the reference's results, and the same bits as each other; large bindings
 // run the fused programs on the thread pool.
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/runtime/compile.hpp>
 
 #include <cstring>
 #include <random>
@@ -99,7 +99,7 @@ struct random_ew_graph {
 
 std::size_t count_kind(const g::program& p, g::op_kind k) {
   std::size_t n = 0;
-  for (const g::program_step& s : p.steps) n += s.kind == k;
+  for (const g::program_step& s : p.steps) n += s.kind() == k;
   return n;
 }
 

@@ -2,7 +2,7 @@
 // layer_norm spelled from primitives, run fused against the reference and the unfused graph, for
 // several bindings and both float types; and an MLP block built op by op.
 #include <nax/graph/ops.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/runtime/compile.hpp>
 
 #include <random>
 #include <string>
@@ -30,7 +30,7 @@ std::string kinds(const g::program& p) {
   std::string r;
   for (const g::program_step& s : p.steps) {
     if (!r.empty()) r += ", ";
-    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind);
+    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind());
   }
   return r;
 }

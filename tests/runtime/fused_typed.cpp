@@ -3,7 +3,7 @@
 // apart from the runtime kernels, fused or not; fused and unfused graphs agree bit for bit).
 #include <nax/graph/ops.hpp>
 #include <nax/nax.hpp>
-#include <nax/runtime/executable.hpp>
+#include <nax/runtime/compile.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,8 +2,10 @@
 // A plain reference for runtime graphs: every node of a builder evaluated in double with scalar
 // index loops (no kernels of nax, no fusion, no memory plan), stored back in the node's dtype.
 
+#include <nax/core/broadcast.hpp>
 #include <nax/core/extract_bindings.hpp>
 #include <nax/graph/builder.hpp>
+#include <nax/ops/elementwise.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 
 #include <cmath>
@@ -74,22 +76,25 @@ inline dense from_tensor(const nax::dyn_tensor& t) {
   return d;
 }
 
-// The index into operand `in` of result index `idx`, broadcast as the builder does it.
-inline std::vector<std::size_t> operand_index(const nax::shape& in, const nax::shape& out,
+// The index into operand `in` (concrete extents `in_ext`) of result index `idx`, by the
+// broadcast rule: axes placed by name or from the right, an axis of extent 1 read at 0.
+inline std::vector<std::size_t> operand_index(const nax::shape& in,
+                                              const std::vector<std::size_t>& in_ext,
+                                              const nax::shape& out,
                                               std::span<const std::size_t> idx) {
+  std::vector<std::size_t> map(in.rank());
+  nax::broadcast_axis_map(in, out, map);
   std::vector<std::size_t> r;
-  const bool by_name = g::detail::all_named(in) && g::detail::all_named(out);
-  for (std::size_t i = 0; i < in.rank(); ++i)
-    r.push_back(idx[by_name ? *out.index_of(in[i].name().view()) : i]);
+  for (std::size_t i = 0; i < in.rank(); ++i) r.push_back(in_ext[i] == 1 ? 0 : idx[map[i]]);
   return r;
 }
 
-inline double apply(std::size_t op, std::span<const double> a) {
-  return g::with_elementwise_op(op, [&](auto o) -> double {
+inline double apply(nax::ops::id op, std::span<const double> a) {
+  return nax::ops::with_op(op, [&](auto o) -> double {
     using Op = decltype(o);
-    if constexpr (std::is_same_v<Op, nax::ops::where>)
+    if constexpr (Op::selects)
       return a[0] != 0 ? a[1] : a[2];
-    else if constexpr (requires { Op::apply(0.0); })
+    else if constexpr (Op::arity == 1)
       return static_cast<double>(Op::apply(a[0]));
     else
       return static_cast<double>(Op::apply(a[0], a[1]));
@@ -102,8 +107,8 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
   std::vector<nax::binding_source> sources;
   std::size_t k = 0;
   for (const g::node& n : b.nodes())
-    if (n.kind == g::op_kind::parameter) {
-      sources.push_back({n.name, n.shape, inputs[k].shape()});
+    if (n.kind() == g::op_kind::parameter) {
+      sources.push_back({n.as<g::parameter_op>().name, n.shape, inputs[k].shape()});
       ++k;
     }
   const nax::bindings binds = nax::extract_bindings(sources);
@@ -117,25 +122,26 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
     for (std::size_t e : out.ext) count *= e;
     out.v.assign(count, 0.0);
     auto arg = [&](std::size_t i) -> const dense& { return vals[n.inputs[i]]; };
-    switch (n.kind) {
+    switch (n.kind()) {
       case g::op_kind::parameter: out = from_tensor(inputs[k++]); break;
-      case g::op_kind::constant: out.v[0] = n.scalar; break;
+      case g::op_kind::constant: out.v[0] = n.as<g::constant_op>().value; break;
       case g::op_kind::elementwise:
         for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
           std::vector<double> a;
           for (std::size_t i = 0; i < n.inputs.size(); ++i)
-            a.push_back(arg(i).v[arg(i).offset(operand_index(arg(i).shape, out.shape, idx))]);
-          out.v[out.offset(idx)] = reference::apply(n.code, a);
+            a.push_back(
+                arg(i).v[arg(i).offset(operand_index(arg(i).shape, arg(i).ext, out.shape, idx))]);
+          out.v[out.offset(idx)] = reference::apply(n.as<g::elementwise_op>().op, a);
         });
         break;
       case g::op_kind::reduce: {
         const dense& x = arg(0);
         std::vector<bool> reduced(x.ext.size(), false);
-        for (std::int32_t a : n.ints) reduced[static_cast<std::size_t>(a)] = true;
-        const auto kind = static_cast<g::reduce_kind>(n.code);
-        std::vector<double> acc(count, kind == g::reduce_kind::max   ? -INFINITY
-                                       : kind == g::reduce_kind::min ? INFINITY
-                                                                     : 0.0);
+        for (std::uint32_t a : n.as<g::reduce_op>().axes) reduced[a] = true;
+        const nax::ops::reduce_kind kind = n.as<g::reduce_op>().kind;
+        std::vector<double> acc(count, kind == nax::ops::reduce_kind::max   ? -INFINITY
+                                       : kind == nax::ops::reduce_kind::min ? INFINITY
+                                                                            : 0.0);
         std::size_t per = 1;
         for (std::size_t i = 0; i < x.ext.size(); ++i)
           if (reduced[i]) per *= x.ext[i];
@@ -145,33 +151,33 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
             if (!reduced[i]) kept.push_back(idx[i]);
           double& a = acc[out.offset(kept)];
           const double xv = x.v[x.offset(idx)];
-          if (kind == g::reduce_kind::max)
+          if (kind == nax::ops::reduce_kind::max)
             a = std::max(a, xv);
-          else if (kind == g::reduce_kind::min)
+          else if (kind == nax::ops::reduce_kind::min)
             a = std::min(a, xv);
           else
             a += xv;
         });
-        if (kind == g::reduce_kind::mean)
+        if (kind == nax::ops::reduce_kind::mean)
           for (double& a : acc) a /= static_cast<double>(per);
         out.v = acc;
         break;
       }
       case g::op_kind::dot_general: {
         const dense &a = arg(0), &c = arg(1);
-        const auto nc = static_cast<std::size_t>(n.ints[0]);
-        const auto nb = static_cast<std::size_t>(n.ints[1 + 2 * nc]);
+        const g::dot_general_op& dg = n.as<g::dot_general_op>();
+        const std::size_t nc = dg.contract.size(), nb = dg.batch.size();
         std::vector<int> a_role(a.ext.size(), -1), c_role(c.ext.size(), -1);
         std::vector<std::size_t> con_ext;
         for (std::size_t i = 0; i < nc; ++i) {
-          a_role[static_cast<std::size_t>(n.ints[1 + 2 * i])] = static_cast<int>(i);
-          c_role[static_cast<std::size_t>(n.ints[2 + 2 * i])] = static_cast<int>(i);
-          con_ext.push_back(a.ext[static_cast<std::size_t>(n.ints[1 + 2 * i])]);
+          a_role[dg.contract[i].lhs] = static_cast<int>(i);
+          c_role[dg.contract[i].rhs] = static_cast<int>(i);
+          con_ext.push_back(a.ext[dg.contract[i].lhs]);
         }
         std::vector<std::size_t> a_batch, c_batch;
         for (std::size_t i = 0; i < nb; ++i) {
-          a_batch.push_back(static_cast<std::size_t>(n.ints[2 + 2 * nc + 2 * i]));
-          c_batch.push_back(static_cast<std::size_t>(n.ints[3 + 2 * nc + 2 * i]));
+          a_batch.push_back(dg.batch[i].lhs);
+          c_batch.push_back(dg.batch[i].rhs);
           a_role[a_batch.back()] = -2;
           c_role[c_batch.back()] = -2;
         }
@@ -200,14 +206,15 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
           std::vector<std::size_t> src(idx.size());
           for (std::size_t i = 0; i < idx.size(); ++i)
-            src[static_cast<std::size_t>(n.ints[i])] = idx[i];
+            src[n.as<g::transpose_op>().perm[i]] = idx[i];
           out.v[out.offset(idx)] = arg(0).v[arg(0).offset(src)];
         });
         break;
       case g::op_kind::softmax:
       case g::op_kind::layer_norm: {
         const dense& x = arg(0);
-        const auto axis = static_cast<std::size_t>(n.ints[0]);
+        const std::size_t axis = n.kind() == g::op_kind::softmax ? n.as<g::softmax_op>().axis
+                                                                 : n.as<g::layer_norm_op>().axis;
         std::vector<std::size_t> outer = x.ext;
         outer[axis] = 1;
         for_each_index(outer, [&](std::span<const std::size_t> base) {
@@ -218,7 +225,7 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
             idx[axis] = j;
             row[j] = x.v[x.offset(idx)];
           }
-          if (n.kind == g::op_kind::softmax) {
+          if (n.kind() == g::op_kind::softmax) {
             double mx = -INFINITY, s = 0;
             for (double r : row) mx = std::max(mx, r);
             for (double& r : row) s += (r = std::exp(r - mx));
@@ -230,7 +237,9 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
             for (double r : row) var += (r - mean) * (r - mean);
             var /= static_cast<double>(len);
             for (std::size_t j = 0; j < len; ++j)
-              row[j] = (row[j] - mean) / std::sqrt(var + n.scalar) * arg(1).v[j] + arg(2).v[j];
+              row[j] = (row[j] - mean) / std::sqrt(var + n.as<g::layer_norm_op>().epsilon) *
+                           arg(1).v[j] +
+                       arg(2).v[j];
           }
           for (std::size_t j = 0; j < len; ++j) {
             idx[axis] = j;
@@ -245,21 +254,21 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
           const dense& x = arg(0);
           std::vector<std::size_t> src(x.ext.size());
           for (std::size_t i = 0; i < src.size(); ++i)
-            src[i] = x.ext[i] == 1 ? 0 : idx[static_cast<std::size_t>(n.ints[i])];
+            src[i] = x.ext[i] == 1 ? 0 : idx[n.as<g::broadcast_op>().axis_map[i]];
           out.v[out.offset(idx)] = x.v[x.offset(src)];
         });
         break;
       case g::op_kind::slice:
         for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
           std::vector<std::size_t> src(idx.begin(), idx.end());
-          const auto axis = static_cast<std::size_t>(n.ints[0]);
-          src[axis] =
-              static_cast<std::size_t>(n.ints[1]) + idx[axis] * static_cast<std::size_t>(n.ints[3]);
+          const g::slice_op& sl = n.as<g::slice_op>();
+          src[sl.axis] =
+              static_cast<std::size_t>(sl.start) + idx[sl.axis] * static_cast<std::size_t>(sl.step);
           out.v[out.offset(idx)] = arg(0).v[arg(0).offset(src)];
         });
         break;
       case g::op_kind::concat: {
-        const auto axis = static_cast<std::size_t>(n.ints[0]);
+        const std::size_t axis = n.as<g::concat_op>().axis;
         std::size_t at = 0;
         for (std::size_t i = 0; i < n.inputs.size(); ++i) {
           const dense& x = arg(i);
@@ -272,7 +281,7 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         }
         break;
       }
-      default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind)));
+      default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind())));
     }
   }
   return vals;

@@ -49,7 +49,14 @@ class small_vector {
   const T* end() const noexcept { return data_ + size_; }
   T& operator[](std::size_t i) noexcept { return data_[i]; }
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T& front() noexcept { return data_[0]; }
+  const T& front() const noexcept { return data_[0]; }
   T& back() noexcept { return data_[size_ - 1]; }
+  const T& back() const noexcept { return data_[size_ - 1]; }
+
+  friend bool operator==(const small_vector& a, const small_vector& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
 
   void clear() noexcept { size_ = 0; }
   void reserve(std::size_t n) {

@@ -1,24 +1,22 @@
 #pragma once
-// What a fused step of a program replaces: the builder's ops it stands for, as a small graph of
-// its own over the step's operands (seed 003: the fused node keeps its decomposed subgraph, so
-// autodiff can run through the decomposition, as vjpAlternateOutput does). Self-contained: it
-// needs neither the builder nor the program to be read.
+// What a fused node replaces: the builder's ops it stands for, as a small graph of their own over
+// the fused node's operands. Fused ops keep their decomposition so that autodiff can run through
+// it (as XLA's fusions keep their fused computation) and so that Graphviz can show it.
+// Self-contained: it needs neither the builder nor the program to be read.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include <nax/core/shape.hpp>
-#include <nax/core/small_vector.hpp>
-#include <nax/graph/op.hpp>
+#include <nax/graph/node.hpp>
 
 namespace nax::graph {
 
-/// Which pass made a fused step (the compile_options::fuse toggles name the same kinds).
+/// Which pass made a fused node (compile_options::fuse names the same passes).
 enum class fusion_kind : std::uint8_t { elementwise, dense, softmax, layer_norm, reduce };
 
-inline std::string_view name(fusion_kind k) {
+inline std::string_view name(fusion_kind k) noexcept {
   switch (k) {
     case fusion_kind::elementwise: return "fused_elementwise";
     case fusion_kind::dense: return "fused_dense";
@@ -29,29 +27,19 @@ inline std::string_view name(fusion_kind k) {
   return "?";
 }
 
-/// One op of a decomposition, as the builder made it. Operand i < num_args is the fused step's
-/// argument i; i >= num_args is the result of op i - num_args (an earlier op).
-struct decomposed_op {
-  op_kind kind = op_kind::elementwise;
-  std::uint8_t code = 0;
-  nax::detail::small_vector<std::uint32_t, 3> inputs;
-  nax::detail::small_vector<std::int32_t, 6> ints;
-  double scalar = 0;
-  nax::shape shape;          // symbolic, as the builder inferred it
-  std::uint32_t origin = 0;  // the builder node (node_id)
-};
-
-/// A fused step's decomposition: ops in topological order over the step's `num_args` arguments;
-/// results[0] is the op whose value is the step's result, results[1 + i] the op of its extra
-/// result i (program_step::extra_results).
+/// A fused node's decomposition: ops in topological order over the node's `num_args` operands.
+/// An op's input i < num_args is operand i; i >= num_args is the value of op i - num_args (an
+/// earlier one). Each op's shape is symbolic, as the builder inferred it, and its origin is the
+/// builder node. results[0] is the op whose value is the fused node's; results[k] the op of its
+/// extra result k (extra_result_op::index k).
 struct decomposition {
   fusion_kind kind = fusion_kind::elementwise;
   std::size_t num_args = 0;
-  std::vector<decomposed_op> ops;
+  std::vector<node> ops;
   std::vector<std::uint32_t> results;
 
-  /// Whether an operand of an op is one of the step's arguments (else op operand - num_args).
-  [[nodiscard]] bool is_arg(std::uint32_t operand) const noexcept { return operand < num_args; }
+  /// Whether an op's input is one of the fused node's operands (else op input - num_args).
+  [[nodiscard]] bool is_arg(std::uint32_t input) const noexcept { return input < num_args; }
 };
 
 }  // namespace nax::graph

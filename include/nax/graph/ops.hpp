@@ -1,21 +1,22 @@
 #pragma once
 // The ops of the runtime graph as free functions and operators on graph values:
 // `nax::graph::tanh(nax::graph::dot_general(a, w, {{1, 0}}) + b)`. Each adds a node to the
-// builder its operands belong to (or finds the equal node already there).
+// builder its operands belong to. The elementwise functions are made from the op list
+// (ops/list.hpp), one per op: `f(x)`, `f(a, b)` (either may be a double: a constant of the other
+// operand's element type), `f(mask, a, b)`.
 
 #include <cstdint>
 #include <initializer_list>
 #include <span>
 
 #include <nax/graph/builder.hpp>
+#include <nax/ops/list.hpp>
 
 namespace nax::graph {
 namespace detail {
 
-template <class Op, class... V>
-value apply(const V&... args) {
-  const value vs[] = {args...};
-  return vs[0].owner().elementwise(elementwise_index<Op>, vs);
+inline value apply(ops::id op, std::initializer_list<value> args) {
+  return args.begin()->owner().elementwise(op, std::span(args.begin(), args.size()));
 }
 
 // A scalar operand: a constant of the other operand's element type.
@@ -25,69 +26,59 @@ inline value scalar_like(const value& like, double v) {
 
 }  // namespace detail
 
-// clang-format off
-inline value neg(const value& x) { return detail::apply<ops::neg>(x); }
-inline value abs(const value& x) { return detail::apply<ops::abs>(x); }
-inline value relu(const value& x) { return detail::apply<ops::relu>(x); }
-inline value exp(const value& x) { return detail::apply<ops::exp>(x); }
-inline value log(const value& x) { return detail::apply<ops::log>(x); }
-inline value sqrt(const value& x) { return detail::apply<ops::sqrt>(x); }
-inline value rsqrt(const value& x) { return detail::apply<ops::rsqrt>(x); }
-inline value tanh(const value& x) { return detail::apply<ops::tanh>(x); }
-inline value sigmoid(const value& x) { return detail::apply<ops::sigmoid>(x); }
-inline value gelu(const value& x) { return detail::apply<ops::gelu>(x); }
-inline value gelu_tanh(const value& x) { return detail::apply<ops::gelu_tanh>(x); }
-inline value silu(const value& x) { return detail::apply<ops::silu>(x); }
-inline value logical_not(const value& x) { return detail::apply<ops::logical_not>(x); }
+// One function per elementwise op, by its arity.
+#define NAX_GRAPH_OP_1(name) \
+  inline value name(const value& x) { return detail::apply(ops::id::name, {x}); }
+#define NAX_GRAPH_OP_2(name)                                                                 \
+  inline value name(const value& a, const value& b) {                                        \
+    return detail::apply(ops::id::name, {a, b});                                             \
+  }                                                                                          \
+  inline value name(const value& a, double b) { return name(a, detail::scalar_like(a, b)); } \
+  inline value name(double a, const value& b) { return name(detail::scalar_like(b, a), b); }
+#define NAX_GRAPH_OP_3(name)                                          \
+  inline value name(const value& m, const value& a, const value& b) { \
+    return detail::apply(ops::id::name, {m, a, b});                   \
+  }                                                                   \
+  inline value name(const value& m, const value& a, double b) {       \
+    return name(m, a, detail::scalar_like(a, b));                     \
+  }                                                                   \
+  inline value name(const value& m, double a, const value& b) {       \
+    return name(m, detail::scalar_like(b, a), b);                     \
+  }
+#define NAX_GRAPH_OP(name, arity, operands, result) NAX_GRAPH_OP_##arity(name)
+NAX_ELEMENTWISE_OPS(NAX_GRAPH_OP)
+#undef NAX_GRAPH_OP
+#undef NAX_GRAPH_OP_1
+#undef NAX_GRAPH_OP_2
+#undef NAX_GRAPH_OP_3
 
-inline value add(const value& a, const value& b) { return detail::apply<ops::add>(a, b); }
-inline value sub(const value& a, const value& b) { return detail::apply<ops::sub>(a, b); }
-inline value mul(const value& a, const value& b) { return detail::apply<ops::mul>(a, b); }
-inline value div(const value& a, const value& b) { return detail::apply<ops::div>(a, b); }
-inline value min(const value& a, const value& b) { return detail::apply<ops::min>(a, b); }
-inline value max(const value& a, const value& b) { return detail::apply<ops::max>(a, b); }
-inline value pow(const value& a, const value& b) { return detail::apply<ops::pow>(a, b); }
-inline value pow(const value& a, double b) { return pow(a, detail::scalar_like(a, b)); }
-inline value leaky_relu(const value& x, double alpha) {
-  return detail::apply<ops::leaky_relu>(x, detail::scalar_like(x, alpha));
-}
-inline value equal(const value& a, const value& b) { return detail::apply<ops::equal>(a, b); }
-inline value not_equal(const value& a, const value& b) { return detail::apply<ops::not_equal>(a, b); }
-inline value less(const value& a, const value& b) { return detail::apply<ops::less>(a, b); }
-inline value less_equal(const value& a, const value& b) { return detail::apply<ops::less_equal>(a, b); }
-inline value greater(const value& a, const value& b) { return detail::apply<ops::greater>(a, b); }
-inline value greater_equal(const value& a, const value& b) { return detail::apply<ops::greater_equal>(a, b); }
-inline value logical_and(const value& a, const value& b) { return detail::apply<ops::logical_and>(a, b); }
-inline value logical_or(const value& a, const value& b) { return detail::apply<ops::logical_or>(a, b); }
-inline value where(const value& m, const value& a, const value& b) { return detail::apply<ops::where>(m, a, b); }
-
+// Operators: syntax for some of the ops above.
 inline value operator-(const value& x) { return neg(x); }
 inline value operator+(const value& a, const value& b) { return add(a, b); }
 inline value operator-(const value& a, const value& b) { return sub(a, b); }
 inline value operator*(const value& a, const value& b) { return mul(a, b); }
 inline value operator/(const value& a, const value& b) { return div(a, b); }
-inline value operator+(const value& a, double b) { return add(a, detail::scalar_like(a, b)); }
-inline value operator-(const value& a, double b) { return sub(a, detail::scalar_like(a, b)); }
-inline value operator*(const value& a, double b) { return mul(a, detail::scalar_like(a, b)); }
-inline value operator/(const value& a, double b) { return div(a, detail::scalar_like(a, b)); }
-inline value operator+(double a, const value& b) { return add(detail::scalar_like(b, a), b); }
-inline value operator-(double a, const value& b) { return sub(detail::scalar_like(b, a), b); }
-inline value operator*(double a, const value& b) { return mul(detail::scalar_like(b, a), b); }
-inline value operator/(double a, const value& b) { return div(detail::scalar_like(b, a), b); }
-// clang-format on
+inline value operator+(const value& a, double b) { return add(a, b); }
+inline value operator-(const value& a, double b) { return sub(a, b); }
+inline value operator*(const value& a, double b) { return mul(a, b); }
+inline value operator/(const value& a, double b) { return div(a, b); }
+inline value operator+(double a, const value& b) { return add(a, b); }
+inline value operator-(double a, const value& b) { return sub(a, b); }
+inline value operator*(double a, const value& b) { return mul(a, b); }
+inline value operator/(double a, const value& b) { return div(a, b); }
 
 /// Reductions over the listed axes (by name or position); the other axes are kept in order.
 inline value sum(const value& x, std::initializer_list<axis_ref> axes) {
-  return x.owner().reduce(reduce_kind::sum, x, std::span(axes.begin(), axes.size()));
+  return x.owner().reduce(ops::reduce_kind::sum, x, std::span(axes.begin(), axes.size()));
 }
 inline value mean(const value& x, std::initializer_list<axis_ref> axes) {
-  return x.owner().reduce(reduce_kind::mean, x, std::span(axes.begin(), axes.size()));
+  return x.owner().reduce(ops::reduce_kind::mean, x, std::span(axes.begin(), axes.size()));
 }
 inline value reduce_max(const value& x, std::initializer_list<axis_ref> axes) {
-  return x.owner().reduce(reduce_kind::max, x, std::span(axes.begin(), axes.size()));
+  return x.owner().reduce(ops::reduce_kind::max, x, std::span(axes.begin(), axes.size()));
 }
 inline value reduce_min(const value& x, std::initializer_list<axis_ref> axes) {
-  return x.owner().reduce(reduce_kind::min, x, std::span(axes.begin(), axes.size()));
+  return x.owner().reduce(ops::reduce_kind::min, x, std::span(axes.begin(), axes.size()));
 }
 
 /// dot_general(a, b, {{1, 0}}): contract a's axis 1 with b's axis 0; `batch` pairs are matched.

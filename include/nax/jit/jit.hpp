@@ -30,11 +30,11 @@
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/program.hpp>
-#include <nax/jit/typed_dyn.hpp>
-#include <nax/runtime/executable.hpp>
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_ops.hpp>
+#include <nax/jit/typed_dyn.hpp>
+#include <nax/runtime/compile.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 

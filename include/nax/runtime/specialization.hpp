@@ -16,21 +16,21 @@
 #include <vector>
 
 #include <nax/core/bindings.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/arena_pool.hpp>
-#include <nax/runtime/memory_plan.hpp>
-#include <nax/runtime/step_kernels.hpp>
+#include <nax/runtime/step_factory.hpp>
 
 namespace nax::runtime {
 
 /// A program specialized for one binding (see the file comment).
 struct specialization {
   nax::bindings binding;
-  std::vector<nax::shape> shapes;                     // concrete, per value
-  std::vector<graph::value_role> roles;               // per value
+  std::vector<nax::shape> shapes;                              // concrete, per value
+  std::vector<graph::value_role> roles;                        // per value
   std::vector<std::unique_ptr<kernels::step_kernel>> kernels;  // per step
   std::vector<std::size_t> offsets;      // per value: an intermediate's offset in the arena
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
@@ -39,6 +39,19 @@ struct specialization {
   std::size_t pool_bytes = 0;       // what power-of-two bucketed pools would hold (seed's v1)
   std::unique_ptr<arena_pool> pool;
 };
+
+/// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
+/// an extent breaks a bound, or if the binding makes two operands of a step disagree (an axis
+/// that the graph unified with a static extent, bound to another).
+NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
+                                                              const nax::bindings& b);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <nax/runtime/memory_plan.hpp>
+
+namespace nax::runtime {
 
 namespace detail {
 
@@ -64,10 +77,8 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
 
 }  // namespace detail
 
-/// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
-/// an extent breaks a bound, or if the binding makes two operands of a step disagree (an axis
-/// that the graph unified with a static extent, bound to another).
-inline std::unique_ptr<specialization> specialize(const graph::program& p, const nax::bindings& b) {
+NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
+                                                              const nax::bindings& b) {
   auto s = std::make_unique<specialization>();
   s->binding = b;
   const std::size_t n = p.values.size();
@@ -126,3 +137,4 @@ inline std::unique_ptr<specialization> specialize(const graph::program& p, const
 }
 
 }  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

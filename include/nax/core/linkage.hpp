@@ -1,0 +1,27 @@
+#pragma once
+// How nax's compiled parts are linked. By default nax is header-only: every function is defined
+// in its header, and every translation unit that builds or runs a graph compiles the graph
+// layer, the runtime and every runtime kernel (each elementwise op, reduction, row op, copy and
+// GEMM for each dtype): tens of seconds per translation unit.
+//
+// The compiled component: linking the CMake target nax::runtime defines NAX_SEPARATE_RUNTIME,
+// and the non-template functions of graph/, runtime/ and the runtime kernels are then only
+// declared in the headers; the library nax_runtime (src/runtime.cpp, which defines
+// NAX_RUNTIME_IMPLEMENTATION) holds their one definition. Templates stay in the headers.
+//
+// A header marks such a function NAX_RUNTIME_INLINE and puts its definition in a block
+// `#if NAX_RUNTIME_DEFINITIONS ... #endif` at its end. (A link error naming a nax function means
+// NAX_SEPARATE_RUNTIME is defined but nax_runtime is not linked; a duplicate symbol, that
+// NAX_RUNTIME_IMPLEMENTATION is defined in more than one file.)
+
+#if defined(NAX_SEPARATE_RUNTIME) && !defined(NAX_RUNTIME_IMPLEMENTATION)
+#define NAX_RUNTIME_DEFINITIONS 0
+#else
+#define NAX_RUNTIME_DEFINITIONS 1
+#endif
+
+#if defined(NAX_SEPARATE_RUNTIME)
+#define NAX_RUNTIME_INLINE
+#else
+#define NAX_RUNTIME_INLINE inline
+#endif

@@ -1,0 +1,49 @@
+#pragma once
+// Level 1 of the two-level JIT: a builder's graph compiled once per symbolic shape pattern into
+// a program. The part the outputs need is copied out of the builder, the pass list rewrites it
+// (graph/pass_list.hpp), and it is lowered to a linear program (graph/lower.hpp).
+
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/graph/builder.hpp>
+#include <nax/graph/compile_options.hpp>
+#include <nax/graph/pass.hpp>
+#include <nax/graph/program.hpp>
+
+namespace nax::graph {
+
+/// The program computing `outputs` of g, after options.passes, or if that is empty, the passes
+/// options.fusion and options.fuse choose (make_pass_list).
+NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const value> outputs,
+                                           const compile_options& options = {});
+
+}  // namespace nax::graph
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <vector>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/graph/lower.hpp>
+#include <nax/graph/pass_list.hpp>
+
+namespace nax::graph {
+
+NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const value> outputs,
+                                           const compile_options& options) {
+  if (outputs.empty()) nax::detail::throw_shape_error("nax::graph::compile: no outputs requested");
+  std::vector<node_id> ids;
+  for (const value& v : outputs) {
+    if (&v.owner() != &g)
+      nax::detail::throw_shape_error("nax::graph::compile: an output belongs to another builder");
+    ids.push_back(v.id());
+  }
+  ir work = g.graph();
+  work.set_outputs(std::move(ids));
+  for (const pass& p : options.passes.empty() ? make_pass_list(options) : options.passes)
+    p.run(work);
+  return lower(work);
+}
+
+}  // namespace nax::graph
+#endif  // NAX_RUNTIME_DEFINITIONS

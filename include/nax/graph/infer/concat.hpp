@@ -1,0 +1,84 @@
+#pragma once
+// Shape inference of concat: operands of one element type and rank joined along a static axis
+// (its extent is the sum, its names unify); their other axes unify by position.
+
+#include <optional>
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/graph/axis_ref.hpp>
+#include <nax/graph/ir.hpp>
+
+namespace nax::graph::detail {
+
+/// The node of nodes xs of g joined along `axis` (by position, or by name in xs[0]), or nothing
+/// if there is one operand; nax::shape_error naming the operand and axis that do not fit.
+NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const node_id> xs,
+                                                    axis_ref axis);
+
+}  // namespace nax::graph::detail
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <string>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
+#include <nax/core/unify.hpp>
+#include <nax/graph/infer/common.hpp>
+
+namespace nax::graph::detail {
+
+NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const node_id> xs,
+                                                    axis_ref axis) {
+  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::concat(", shapes_of(g, xs), "): ", why...);
+  };
+  const nax::shape& first = g[xs[0]].shape;
+  const std::size_t k = resolve_axis("concat", 0, first, axis);
+  for (std::size_t p = 1; p < xs.size(); ++p) {
+    const nax::shape& s = g[xs[p]].shape;
+    if (s.dtype() != first.dtype())
+      fail("element types differ: operand 0 is ", name(first.dtype()), ", operand ", p, " is ",
+           name(s.dtype()));
+    if (s.rank() != first.rank())
+      fail("ranks differ: operand 0 has rank ", first.rank(), ", operand ", p, " has rank ",
+           s.rank());
+  }
+  if (xs.size() == 1) return std::nullopt;
+  nax::detail::small_vector<dim, 6> out;
+  out.assign(first.dims().begin(), first.dims().end());
+  for (std::size_t p = 1; p < xs.size(); ++p)
+    for (std::size_t i = 0; i < first.rank(); ++i) {
+      if (i == k) continue;
+      try {
+        out[i] = unify_dims(out[i], g[xs[p]].shape[i]);
+      } catch (const shape_error& e) {
+        fail("operand ", p, ", axis ", i, ": ", e.what());
+      }
+    }
+  axis_name joined;
+  std::size_t extent = 0;
+  for (std::size_t p = 0; p < xs.size(); ++p) {
+    const dim& d = g[xs[p]].shape[k];
+    if (d.is_dynamic())
+      fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
+           ") is not supported: the sum of extents would have no name to bind");
+    try {
+      joined = axis_name(unify_axis_name(joined.view(), d.name().view()));
+    } catch (const shape_error& e) {
+      fail("axis ", k, ": ", e.what());
+    }
+    extent += d.extent();
+  }
+  out[k] = dim::named(joined, extent);
+  node n;
+  n.op = concat_op{static_cast<std::uint32_t>(k)};
+  for (node_id x : xs) n.inputs.push_back(x);
+  n.shape = nax::shape(first.dtype(), std::span<const dim>(out.data(), out.size()));
+  check_unique_names(n, "concat");
+  return n;
+}
+
+}  // namespace nax::graph::detail
+#endif  // NAX_RUNTIME_DEFINITIONS

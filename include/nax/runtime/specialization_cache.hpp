@@ -1,0 +1,156 @@
+#pragma once
+// The specializations of one executable, in a bounded cache keyed by the complete binding
+// (runtime/binding_key.hpp) and evicted least recently used. A miss specializes outside the
+// lock, so other bindings keep running; two threads missing one binding both build it and the
+// first to insert wins. Uses are counted by one atomic clock tick, so that hits served without
+// the lock (a thread repeating its last binding, runtime/run_slot.hpp) keep the LRU order exact.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <nax/core/bindings.hpp>
+#include <nax/core/linkage.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/runtime/binding_key.hpp>
+#include <nax/runtime/specialization.hpp>
+
+namespace nax {
+
+/// The counters of an executable's specialization cache.
+struct specialization_stats {
+  std::size_t hits = 0;       // runs (and pre_specialize calls) that found their binding
+  std::size_t misses = 0;     // ... that had to specialize
+  std::size_t evictions = 0;  // specializations dropped as least recently used
+  std::size_t live = 0;       // specializations held now
+  std::size_t total = 0;      // specializations ever built
+  std::chrono::nanoseconds last_specialization_time{0};
+};
+
+}  // namespace nax
+
+namespace nax::runtime {
+
+/// A cached specialization and its place in the LRU order.
+struct cache_entry {
+  extents_key key;
+  std::shared_ptr<specialization> spec;
+  std::atomic<std::uint64_t> last_use{0};  // a tick of the cache's clock
+  std::atomic<bool> evicted{false};        // no longer served; alive while someone holds it
+};
+
+class specialization_cache {
+ public:
+  /// A cache of at most `capacity` (>= 1) specializations of p (which must outlive it).
+  NAX_RUNTIME_INLINE specialization_cache(const graph::program& p, std::size_t capacity);
+
+  /// The entry for `key` (b: the same as bindings, if the caller has them), specialized on a
+  /// miss (then the least recently used entries beyond the capacity are evicted).
+  NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> lookup(const extents_key& key,
+                                                         const nax::bindings* b);
+
+  /// The entry for `key` if it is cached, else null (counts nothing).
+  NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> find(const extents_key& key) const;
+
+  /// A use of entry e served without the lock: it becomes the most recently used.
+  void touch(cache_entry& e) noexcept {
+    e.last_use.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+  NAX_RUNTIME_INLINE specialization_stats stats() const;
+
+ private:
+  std::uint64_t tick() noexcept {  // with mutex_ held
+    ++locked_ticks_;
+    return clock_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  const graph::program& program_;
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<extents_key, std::shared_ptr<cache_entry>, extents_key_hash, extents_key_equal>
+      index_;
+  // One tick per use of a cached specialization: hits served without the lock count only here;
+  // those under the mutex count in stats_ as well, and in locked_ticks_.
+  std::atomic<std::uint64_t> clock_{0};
+  std::uint64_t locked_ticks_ = 0;
+  specialization_stats stats_;
+};
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::runtime {
+
+NAX_RUNTIME_INLINE specialization_cache::specialization_cache(const graph::program& p,
+                                                              std::size_t capacity)
+    : program_(p), capacity_(capacity) {}
+
+NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
+    const extents_key& key, const nax::bindings* b) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      ++stats_.hits;
+      it->second->last_use.store(tick(), std::memory_order_relaxed);
+      return it->second;
+    }
+  }
+  nax::bindings made;
+  if (!b) {
+    made = bindings_of(program_.dynamic_axes, key);
+    b = &made;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto e = std::make_shared<cache_entry>();
+  e->key = key;
+  e->spec = specialize(program_, *b);
+  const auto took = std::chrono::steady_clock::now() - start;
+  std::lock_guard lock(mutex_);
+  ++stats_.misses;
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    it->second->last_use.store(tick(), std::memory_order_relaxed);
+    return it->second;
+  }
+  ++stats_.total;
+  stats_.last_specialization_time = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+  e->last_use.store(tick(), std::memory_order_relaxed);
+  index_.emplace(key, e);
+  while (index_.size() > capacity_) {
+    // The least recently used: the oldest tick (a linear scan; this is a miss anyway).
+    auto oldest = index_.begin();
+    for (auto i = index_.begin(); i != index_.end(); ++i)
+      if (i->second->last_use.load(std::memory_order_relaxed) <
+          oldest->second->last_use.load(std::memory_order_relaxed))
+        oldest = i;
+    // A run still holding it keeps it alive until it finishes; no thread serves it again.
+    oldest->second->evicted.store(true, std::memory_order_relaxed);
+    index_.erase(oldest);
+    ++stats_.evictions;
+  }
+  return e;
+}
+
+NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::find(
+    const extents_key& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : it->second;
+}
+
+NAX_RUNTIME_INLINE specialization_stats specialization_cache::stats() const {
+  std::lock_guard lock(mutex_);
+  specialization_stats s = stats_;
+  s.live = index_.size();
+  s.hits += clock_.load(std::memory_order_relaxed) - locked_ticks_;
+  return s;
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

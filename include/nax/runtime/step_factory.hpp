@@ -1,0 +1,91 @@
+#pragma once
+// The kernels of a program's steps for concrete shapes: one factory per kind of step
+// (runtime/steps/), chosen by the step's op. Each kernel's run() does no shape arithmetic.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/scratch.hpp>
+
+namespace nax::runtime {
+
+class plan_memo;
+
+/// The kernel of step s of p, for the concrete `shapes` of p's values; scratch the step needs is
+/// appended to `scratch`. `memo`, if given, lends plans made for earlier steps.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch, plan_memo* memo = nullptr);
+
+/// The kernels of all of p's steps, in order (scratch requests tagged with their step).
+NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(
+    const graph::program& p, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <nax/core/shape_error.hpp>
+#include <nax/graph/external_kernel.hpp>
+#include <nax/runtime/plan_memo.hpp>
+#include <nax/runtime/steps/concat.hpp>
+#include <nax/runtime/steps/copy.hpp>
+#include <nax/runtime/steps/dot_general.hpp>
+#include <nax/runtime/steps/elementwise.hpp>
+#include <nax/runtime/steps/fused_elementwise.hpp>
+#include <nax/runtime/steps/fused_reduce.hpp>
+#include <nax/runtime/steps/layer_norm.hpp>
+#include <nax/runtime/steps/reduce.hpp>
+#include <nax/runtime/steps/softmax.hpp>
+
+namespace nax::runtime {
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch, plan_memo* memo) {
+  using graph::op_kind;
+  switch (s.kind()) {
+    case op_kind::elementwise: return make_elementwise_step(s, shapes, memo);
+    case op_kind::reduce: return make_reduce_step(s, shapes);
+    case op_kind::dot_general:
+    case op_kind::fused_dense: return make_dot_general_step(s, shapes, scratch);
+    case op_kind::transpose:
+    case op_kind::reshape:
+    case op_kind::broadcast:
+    case op_kind::slice: return make_copy_step(s, shapes);
+    case op_kind::concat: return make_concat_step(s, shapes);
+    case op_kind::softmax: return make_softmax_step(s, shapes);
+    case op_kind::layer_norm: return make_layer_norm_step(s, shapes);
+    case op_kind::external:
+      return s.as<graph::external_op>().kernel->make(
+          std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result, shapes);
+    case op_kind::fused_elementwise: return make_fused_elementwise_step(s, shapes);
+    case op_kind::fused_reduce: return make_fused_reduce_step(p, s, shapes, scratch);
+    case op_kind::parameter:
+    case op_kind::constant:
+    case op_kind::extra_result: break;
+  }
+  nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind()));
+}
+
+NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(
+    const graph::program& p, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch) {
+  plan_memo memo;
+  std::vector<std::unique_ptr<kernels::step_kernel>> kernels;
+  kernels.reserve(p.steps.size());
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const std::size_t before = scratch.size();
+    kernels.push_back(make_step_kernel(p, p.steps[i], shapes, scratch, &memo));
+    for (std::size_t k = before; k < scratch.size(); ++k) scratch[k].step = i;
+  }
+  return kernels;
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -1,0 +1,203 @@
+#pragma once
+// The step of dot_general (and of a fused dense node: the same GEMM with a bias and an
+// activation in its epilogue). Each operand is read in place when its batch, row and column
+// groups of axes each flatten to one stride, else permuted into scratch first.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/scratch.hpp>
+
+namespace nax::runtime {
+
+/// The kernel of a dot_general or fused_dense step s; operands that need a permuted copy append
+/// their scratch to `scratch`.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <nax/core/shape_error.hpp>
+#include <nax/kernels/copy.hpp>
+#include <nax/kernels/dense_epilogue.hpp>
+#include <nax/kernels/gemm.hpp>
+#include <nax/kernels/gemm_plan.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/operand_layout.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+// An operand of a GEMM as the product needs it: batch, row and column groups of axes, each with
+// one stride, or else a dense copy in that order made in scratch before the product.
+struct gemm_operand {
+  std::ptrdiff_t bs = 0, rs = 0, cs = 0;
+  bool copy = false;
+  kernels::copy_plan copy_plan;
+  std::size_t scratch = 0;
+};
+
+// The single stride of axes `group` (in that order) of a dense tensor, if they flatten to one.
+inline bool group_stride(std::span<const std::size_t> group, const extents_vector& ext,
+                         const strides_vector& st, std::ptrdiff_t& out) {
+  out = 0;
+  std::ptrdiff_t expect = -1;
+  for (std::size_t k = group.size(); k-- > 0;) {
+    const std::size_t a = group[k];
+    if (ext[a] == 1) continue;
+    if (expect == -1)
+      out = st[a];
+    else if (st[a] != expect)
+      return false;
+    expect = st[a] * static_cast<std::ptrdiff_t>(ext[a]);
+  }
+  return true;
+}
+
+inline std::size_t product(std::span<const std::size_t> group, const extents_vector& ext) {
+  std::size_t n = 1;
+  for (std::size_t a : group) n *= ext[a];
+  return n;
+}
+
+// Plans `op`, operand x read as groups (g0, g1, g2) of its axes (op's address is where its
+// scratch offset will be written).
+inline void plan_gemm_operand(const nax::shape& x, std::span<const std::size_t> g0,
+                              std::span<const std::size_t> g1, std::span<const std::size_t> g2,
+                              std::vector<scratch_request>& scratch, gemm_operand& op) {
+  const extents_vector ext = extents_of(x);
+  const strides_vector st = dense_strides(x);
+  op = {};
+  if (group_stride(g0, ext, st, op.bs) && group_stride(g1, ext, st, op.rs) &&
+      group_stride(g2, ext, st, op.cs))
+    return;
+  // Permute into (g0, g1, g2) order: the copy is read in that order, written densely.
+  op = {};
+  op.copy = true;
+  extents_vector order_ext;
+  strides_vector src, dst;
+  for (auto g : {g0, g1, g2})
+    for (std::size_t a : g) {
+      order_ext.push_back(ext[a]);
+      src.push_back(st[a]);
+    }
+  dst.resize(order_ext.size());
+  std::ptrdiff_t acc = 1;
+  for (std::size_t i = order_ext.size(); i-- > 0;) {
+    dst[i] = acc;
+    acc *= static_cast<std::ptrdiff_t>(order_ext[i]);
+  }
+  op.copy_plan = kernels::plan_copy(size_of(x.dtype()), order_ext, src, dst);
+  const auto n1 = static_cast<std::ptrdiff_t>(product(g1, ext)),
+             n2 = static_cast<std::ptrdiff_t>(product(g2, ext));
+  op.bs = n1 * n2;
+  op.rs = n2;
+  op.cs = 1;
+  scratch.push_back({x.num_bytes(), &op.scratch});
+}
+
+template <class T>
+class dot_step final : public kernels::step_kernel {
+ public:
+  dot_step(graph::value_index a, graph::value_index b, graph::value_index c)
+      : a_(a), b_(b), c_(c) {}
+  void run(void* const* values, std::byte* arena) const override {
+    const T* pa = static_cast<const T*>(values[a_]);
+    const T* pb = static_cast<const T*>(values[b_]);
+    if (ga.copy) {
+      kernels::run_copy(ga.copy_plan, pa, arena + ga.scratch);
+      pa = reinterpret_cast<const T*>(arena + ga.scratch);
+    }
+    if (gb.copy) {
+      kernels::run_copy(gb.copy_plan, pb, arena + gb.scratch);
+      pb = reinterpret_cast<const T*>(arena + gb.scratch);
+    }
+    const kernels::matrix_ref<const T> ma(pa, ga.rs, ga.cs, ga.bs), mb(pb, gb.rs, gb.cs, gb.bs);
+    const kernels::matrix_ref<T> mc(static_cast<T*>(values[c_]), c_rs, 1, c_bs);
+    if (bias == graph::no_value && activation == nullptr) {
+      kernels::gemm<T>(plan, ma, mb, mc);
+    } else {  // a fused dense step
+      kernels::dense_epilogue<T> epi;
+      if (bias != graph::no_value) epi.bias = static_cast<const T*>(values[bias]);
+      epi.act = activation;
+      kernels::gemm<T>(plan, ma, mb, mc, T(1), T(0), epi);
+    }
+  }
+
+  kernels::gemm_plan plan;
+  gemm_operand ga, gb;
+  std::ptrdiff_t c_rs = 0, c_bs = 0;
+  graph::value_index bias = graph::no_value;    // fused: one value per column of C
+  kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
+
+ private:
+  graph::value_index a_, b_, c_;
+};
+
+// Calls f.template operator()<T>() with T the C++ type of a floating dtype.
+template <class F>
+decltype(auto) with_floating(nax::dtype t, F&& f) {
+  if (t == nax::dtype::f64) return f.template operator()<double>();
+  return f.template operator()<float>();
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch) {
+  const auto* fused = std::get_if<graph::fused_dense_op>(&s.op);
+  const graph::dot_general_op& dg = fused ? fused->dot : s.as<graph::dot_general_op>();
+  const nax::shape &as = shapes[s.args[0]], &bs = shapes[s.args[1]];
+  using group = nax::detail::small_vector<std::size_t, 6>;
+  group a_batch, a_free, a_con, b_batch, b_free, b_con;
+  nax::detail::small_vector<bool, 6> a_used, b_used;
+  a_used.resize(as.rank());
+  b_used.resize(bs.rank());
+  auto pair = [&](const graph::axis_pair_index& p, group& ga, group& gb, const char* role) {
+    const std::size_t i = p.lhs, j = p.rhs;
+    if (as[i].extent() != bs[j].extent())
+      nax::detail::throw_shape_error(
+          "nax::graph::dot_general: ", role, " ", (as[i].has_name() ? as[i] : bs[j]).describe(),
+          " is ", as[i].extent(), " in operand 0 but ", bs[j].extent(), " in operand 1 (",
+          nax::detail::concrete_string(as), " vs ", nax::detail::concrete_string(bs), ")");
+    ga.push_back(i);
+    gb.push_back(j);
+    a_used[i] = b_used[j] = true;
+  };
+  for (const graph::axis_pair_index& p : dg.contract) pair(p, a_con, b_con, "contracting");
+  for (const graph::axis_pair_index& p : dg.batch) pair(p, a_batch, b_batch, "batch");
+  for (std::size_t i = 0; i < as.rank(); ++i)
+    if (!a_used[i]) a_free.push_back(i);
+  for (std::size_t j = 0; j < bs.rank(); ++j)
+    if (!b_used[j]) b_free.push_back(j);
+
+  const extents_vector ae = extents_of(as), be = extents_of(bs);
+  const std::size_t batch = detail::product(a_batch, ae), m = detail::product(a_free, ae),
+                    k = detail::product(a_con, ae), n = detail::product(b_free, be);
+  return detail::with_floating(as.dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
+    auto step = std::make_unique<detail::dot_step<T>>(s.args[0], s.args[1], s.result);
+    detail::plan_gemm_operand(as, a_batch, a_free, a_con, scratch, step->ga);
+    detail::plan_gemm_operand(bs, b_batch, b_con, b_free, scratch, step->gb);
+    step->plan = kernels::plan_gemm<T>(m, n, k, batch);
+    step->c_rs = static_cast<std::ptrdiff_t>(n);
+    step->c_bs = static_cast<std::ptrdiff_t>(m * n);
+    if (fused) {
+      if (fused->has_bias) step->bias = s.args[2];
+      if (fused->has_activation)
+        step->activation =
+            kernels::dense_activation<T>(static_cast<std::size_t>(fused->activation));
+    }
+    return step;
+  });
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

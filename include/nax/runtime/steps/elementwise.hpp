@@ -1,0 +1,80 @@
+#pragma once
+// The step of one elementwise op: a one-instruction elementwise program (kernels/elementwise),
+// its operands read with their broadcast strides.
+
+#include <memory>
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+
+namespace nax::runtime {
+
+class plan_memo;
+
+/// The kernel of elementwise step s; `memo`, if given, lends plans made for earlier steps.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <concepts>
+
+#include <nax/kernels/elementwise.hpp>
+#include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/plan_memo.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+class elementwise_step final : public kernels::step_kernel {
+ public:
+  /// The plan made by `make_plan()` right in place (a plan is a few hundred bytes).
+  template <std::invocable MakePlan>
+  elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
+                   graph::value_index result)
+      : plan_(make_plan()), result_(result) {
+    for (graph::value_index a : args) args_.push_back(a);
+  }
+  void run(void* const* values, std::byte*) const override {
+    const void* in[3];
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    void* out[1] = {values[result_]};
+    kernels::run_elementwise(plan_, in, out);
+  }
+
+ private:
+  kernels::elementwise_plan plan_;
+  nax::detail::small_vector<graph::value_index, 3> args_;
+  graph::value_index result_;
+};
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo) {
+  const ops::id op = s.as<graph::elementwise_op>().op;
+  const nax::shape& out = shapes[s.result];
+  const extents_vector out_ext = extents_of(out);
+  nax::detail::small_vector<std::ptrdiff_t, 18> strides;
+  nax::detail::small_vector<nax::dtype, 3> types;
+  for (std::size_t i = 0; i < s.args.size(); ++i) {
+    const strides_vector st = broadcast_operand_strides(s, shapes[s.args[i]], i, out);
+    for (std::ptrdiff_t x : st) strides.push_back(x);
+    types.push_back(shapes[s.args[i]].dtype());
+  }
+  const std::span<const nax::dtype> ts(types.data(), types.size());
+  const std::span<const std::ptrdiff_t> sts(strides.data(), strides.size());
+  auto plan = [&] {
+    return kernels::plan_elementwise_op(static_cast<std::size_t>(op), ts, out_ext, sts);
+  };
+  return std::make_unique<detail::elementwise_step>(
+      [&] { return memo ? memo->elementwise(op, ts, out_ext, sts, plan) : plan(); },
+      std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result);
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -1,0 +1,76 @@
+#pragma once
+// The step of a fused_elementwise node: its decomposition run as one elementwise program
+// (kernels/elementwise), writing the node's result and its extra results.
+
+#include <memory>
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+
+namespace nax::runtime {
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <vector>
+
+#include <nax/kernels/elementwise.hpp>
+#include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/steps/group_program.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+class fused_elementwise_step final : public kernels::step_kernel {
+ public:
+  fused_elementwise_step(kernels::elementwise_plan plan, std::vector<graph::value_index> inputs,
+                         const graph::program_step& s)
+      : plan_(std::move(plan)), args_(std::move(inputs)) {
+    outs_.push_back(s.result);
+    outs_.insert(outs_.end(), s.extra_results.begin(), s.extra_results.end());
+  }
+  void run(void* const* values, std::byte*) const override {
+    constexpr std::size_t inline_pointers = 32;
+    const void* in_small[inline_pointers];
+    void* out_small[inline_pointers];
+    std::vector<const void*> in_big;
+    std::vector<void*> out_big;
+    const void** in = in_small;
+    void** out = out_small;
+    if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
+    if (outs_.size() > inline_pointers) out = (out_big.resize(outs_.size()), out_big.data());
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    for (std::size_t o = 0; o < outs_.size(); ++o) out[o] = values[outs_[o]];
+    kernels::run_elementwise(plan_, in, out);
+  }
+
+ private:
+  kernels::elementwise_plan plan_;
+  std::vector<graph::value_index> args_, outs_;
+};
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const graph::decomposition& d = *s.fused;
+  const nax::shape& out = shapes[s.result];
+  std::vector<std::ptrdiff_t> strides;
+  std::vector<graph::value_index> bound;
+  std::vector<kernels::elementwise_operand> operand_of;
+  kernels::elementwise_program program =
+      group_program(s, shapes, out, d.ops.size(), strides, bound, operand_of);
+  // (Results are elementwise ops: the fusion pass takes no broadcast whose value leaves.)
+  for (std::uint32_t r : d.results) program.outputs.push_back(operand_of[r].index);
+  return std::make_unique<detail::fused_elementwise_step>(
+      kernels::plan_elementwise(program, extents_of(out), strides), std::move(bound), s);
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

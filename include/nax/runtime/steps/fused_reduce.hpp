@@ -1,0 +1,99 @@
+#pragma once
+// The step of a fused_reduce node: its elementwise group run a piece at a time into a buffer in
+// cache and reduced there (kernels/fused_reduce.hpp): the group's result never reaches memory.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/scratch.hpp>
+
+namespace nax::runtime {
+
+/// The kernel of fused_reduce step s of p (p's inputs give the group's binding).
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <nax/core/bindings.hpp>
+#include <nax/kernels/fused_reduce.hpp>
+#include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/steps/group_program.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+class fused_reduce_step final : public kernels::step_kernel {
+ public:
+  fused_reduce_step(kernels::fused_reduce_plan plan, std::vector<graph::value_index> inputs,
+                    graph::value_index result)
+      : plan_(std::move(plan)), args_(std::move(inputs)), result_(result) {}
+
+  void run(void* const* values, std::byte* arena) const override {
+    constexpr std::size_t inline_pointers = 32;
+    const void* in_small[inline_pointers];
+    std::vector<const void*> in_big;
+    const void** in = in_small;
+    if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
+    for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
+    kernels::run_fused_reduce(plan_, in, values[result_], arena + scratch);
+  }
+
+  std::size_t scratch = 0;  // partial rows in the arena (plan.scratch_bytes)
+
+ private:
+  kernels::fused_reduce_plan plan_;
+  std::vector<graph::value_index> args_;
+  graph::value_index result_;
+};
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
+    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch) {
+  const graph::decomposition& d = *s.fused;
+  const graph::reduce_op& r = s.as<graph::fused_reduce_op>().reduce;
+  const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
+  const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
+  // (e is an elementwise op: the fusion pass takes no broadcast as a group's result.)
+  // The group's concrete shape: its symbolic one under the binding the program's inputs carry
+  // (not only the step's arguments: a broadcast in the group may bring an axis none of them has).
+  nax::bindings b;
+  for (graph::value_index a = 0; a < p.num_inputs(); ++a) {
+    const nax::shape& sym = p.values[a].shape;
+    for (std::size_t i = 0; i < sym.rank(); ++i)
+      if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
+  }
+  const nax::shape group = d.ops[e].shape.resolve(b);
+  std::vector<std::ptrdiff_t> strides;
+  std::vector<graph::value_index> bound;
+  std::vector<kernels::elementwise_operand> operand_of;
+  kernels::elementwise_program program =
+      group_program(s, shapes, group, last, strides, bound, operand_of);
+  program.outputs = {operand_of[e].index};
+  const extents_vector ext = extents_of(group);
+  // The reduced axes are a contiguous run (ascending): the group as [outer, reduced, inner].
+  const std::size_t lo = r.axes[0], hi = std::size_t{r.axes.back()} + 1;
+  std::size_t outer = 1, reduced = 1, inner = 1;
+  for (std::size_t i = 0; i < ext.size(); ++i)
+    (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
+  kernels::fused_reduce_plan plan = kernels::plan_fused_reduce(
+      kernels::plan_elementwise(program, ext, strides, 0, kernels::elementwise_streaming::never),
+      r.kind, outer, reduced, inner);
+  const std::size_t bytes = plan.scratch_bytes;
+  auto step =
+      std::make_unique<detail::fused_reduce_step>(std::move(plan), std::move(bound), s.result);
+  if (bytes != 0) scratch.push_back({bytes, &step->scratch});
+  return step;
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -1,0 +1,51 @@
+#pragma once
+// The step of softmax along one axis (a builder's softmax, or one recognized from primitives by
+// the softmax fusion pass): the row kernel (kernels/rows.hpp).
+
+#include <memory>
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+
+namespace nax::runtime {
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <nax/kernels/rows.hpp>
+#include <nax/runtime/operand_layout.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+class softmax_step final : public kernels::step_kernel {
+ public:
+  softmax_step(kernels::rows_plan plan, graph::value_index in, graph::value_index out)
+      : plan_(std::move(plan)), in_(in), out_(out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_softmax(plan_, values[in_], values[out_]);
+  }
+
+ private:
+  kernels::rows_plan plan_;
+  graph::value_index in_, out_;
+};
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const nax::shape& out = shapes[s.result];
+  return std::make_unique<detail::softmax_step>(
+      kernels::plan_rows(out.dtype(), extents_of(out), s.as<graph::softmax_op>().axis), s.args[0],
+      s.result);
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS
