@@ -26,7 +26,7 @@ class dim {
  public:
   /// An unnamed dynamic dimension.
   constexpr dim() noexcept = default;
-  /// A static extent; -1 means an unnamed dynamic dimension (the seed's convention).
+  /// A static extent; -1 means an unnamed dynamic dimension (as in XLA's shapes).
   template <std::integral Int>
   constexpr dim(Int extent) {  // NOLINT: implicit by design
     if constexpr (std::is_signed_v<Int>) {

@@ -1,6 +1,6 @@
 #pragma once
 // nax::extract_bindings: reads the extents of a pattern's named dynamic axes off a concrete
-// shape (seed 000's ExtractBindings), for one input or merged across named inputs.
+// shape, for one input or merged across named inputs.
 
 #include <cstddef>
 #include <initializer_list>

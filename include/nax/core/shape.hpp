@@ -1,6 +1,6 @@
 #pragma once
 // nax::shape: a runtime shape: a dtype and a list of dimensions that are static, dynamic or
-// bounded, named or not (seed 000's Shape, with seed 001's bounds).
+// bounded (`seq<=512`: at most 512), named or not.
 
 #include <cstddef>
 #include <initializer_list>

@@ -1,6 +1,6 @@
 #pragma once
 // Unification of axis names, dimensions and shapes, as shape inference for binary ops needs it
-// (seed 000's UnifyAxisName, seed 001's bound rules).
+// (an unnamed axis adopts a name; static beats dynamic; of two bounds, the smaller holds).
 
 #include <algorithm>
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// Level 2 of the two-level JIT (seed 000): a program specialized for one axis binding. Every
+// Level 2 of the two-level JIT: a program specialized for one axis binding. Every
 // value gets its concrete shape, every step its kernel with the shape-dependent choices made
 // (GEMM plan, loop geometry, thread split), and every intermediate an offset in one arena from
 // an exact memory plan over the steps' lifetimes. Built once per binding, in microseconds; a
@@ -36,7 +36,7 @@ struct specialization {
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
   std::size_t arena_bytes = 0;
   std::size_t live_peak_bytes = 0;  // the least any arena could be
-  std::size_t pool_bytes = 0;       // what power-of-two bucketed pools would hold (seed's v1)
+  std::size_t pool_bytes = 0;       // what pools of power-of-two buckets would hold
   std::unique_ptr<arena_pool> pool;
 };
 

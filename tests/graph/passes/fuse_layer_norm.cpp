@@ -1,0 +1,104 @@
+// The layer_norm fusion pass: its variants, and when it is not taken. Execution is tested in
+// tests/runtime/fused_patterns.cpp.
+#include "fusion_test.hpp"
+
+using namespace fusion_test;
+
+namespace {
+
+// layer_norm spelled from primitives, in one of its variants.
+struct ln_spelling {
+  bool rsqrt = true, pow = false, eps_first = false, gamma = true, gamma_first = false, beta = true,
+       beta_first = false;
+};
+
+g::value layer_norm_from_primitives(g::builder& b, g::value x, g::value gamma, g::value beta,
+                                    const char* axis, ln_spelling v, double eps = 1e-5) {
+  auto mu = g::mean(x, {axis});
+  auto d = x - mu;
+  auto sq = v.pow ? g::pow(d, 2.0) : d * d;
+  auto var = g::mean(sq, {axis});
+  auto c = b.constant(eps);
+  auto ve = v.eps_first ? c + var : var + c;
+  auto n = v.rsqrt ? d * g::rsqrt(ve) : d / g::sqrt(ve);
+  if (v.gamma) n = v.gamma_first ? gamma * n : n * gamma;
+  if (v.beta) n = v.beta_first ? beta + n : n + beta;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("layer_norm from primitives is recognized in its variants") {
+  const ln_spelling variants[] = {
+      {},
+      {.rsqrt = false},
+      {.pow = true, .eps_first = true},
+      {.gamma = false, .beta = false},
+      {.gamma = true, .beta = false},
+      {.gamma = false, .beta = true},
+  };
+  for (std::size_t i = 0; i < std::size(variants); ++i) {
+    CAPTURE(i);
+    const ln_spelling& v = variants[i];
+    g::builder b;
+    auto x = b.parameter("x", f32({"batch", "seq", h}));
+    auto gamma = b.parameter("gamma", f32({h}));
+    auto beta = b.parameter("beta", f32({h}));
+    auto y = layer_norm_from_primitives(b, x, gamma, beta, "h", v, 1e-3);
+    const g::program p = compile(b, {y});
+    REQUIRE(p.steps.size() == 1);
+    const g::program_step& s = p.steps[0];
+    CHECK(s.kind() == g::op_kind::layer_norm);
+    REQUIRE(s.fused);
+    CHECK(s.fused->kind == g::fusion_kind::layer_norm);
+    const g::layer_norm_op& ln = s.as<g::layer_norm_op>();
+    CHECK(ln.axis == 2);
+    CHECK(ln.has_gamma == v.gamma);
+    CHECK(ln.has_beta == v.beta);
+    CHECK(ln.epsilon == doctest::Approx(1e-3));
+    CHECK(s.args.size() == std::size_t(2 + v.gamma + v.beta + v.pow));  // + eps (and 2)
+    CHECK(p.values[s.args[0]].origin == x.id());
+    if (v.gamma) CHECK(p.values[s.args[1]].origin == gamma.id());
+    if (v.beta) CHECK(p.values[s.args[1 + v.gamma]].origin == beta.id());
+    check_decompositions(b, p);
+  }
+  // beta + gamma * n: gamma and beta in front keep the axes in order only on a vector (by
+  // name, gamma * n[batch, h] is [h, batch]).
+  g::builder b;
+  auto x = b.parameter("x", f32({h}));
+  auto gamma = b.parameter("gamma", f32({h}));
+  auto beta = b.parameter("beta", f32({h}));
+  auto y =
+      layer_norm_from_primitives(b, x, gamma, beta, "h", {.gamma_first = true, .beta_first = true});
+  CHECK(kinds(compile(b, {y})) == "fused_layer_norm");
+  CHECK(kinds(compile(b, {y}, {.fuse = {.layer_norm = false}})).find("layer_norm") ==
+        std::string::npos);
+  auto x2 = b.parameter("x2", f32({"batch", h}));
+  auto y2 = layer_norm_from_primitives(b, x2, gamma, beta, "h", {.gamma_first = true});
+  CHECK(kinds(compile(b, {y2})) == "fused_layer_norm, fused_elementwise");  // [h, batch]
+}
+
+TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes differ") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto gamma = b.parameter("gamma", f32({h}));
+  auto beta = b.parameter("beta", f32({h}));
+  auto mu = g::mean(x, {"h"});
+  auto d = x - mu;
+  auto var = g::mean(d * d, {"h"});
+  auto y = d * g::rsqrt(var + 1e-5) * gamma + beta;
+  CHECK(kinds(compile(b, {y})) == "fused_layer_norm");
+  CHECK(kinds(compile(b, {y, var})).find("layer_norm") == std::string::npos);
+  CHECK(kinds(compile(b, {y + mu})).find("layer_norm") == std::string::npos);  // mu read
+  // The variance over another axis than the mean.
+  auto var2 = g::mean(d * d, {"batch"});
+  auto y2 = d * g::rsqrt(var2 + 1e-5);
+  CHECK(kinds(compile(b, {y2})).find("layer_norm") == std::string::npos);
+  // A square of something else than the centred x.
+  auto var3 = g::mean(x * x, {"h"});
+  CHECK(kinds(compile(b, {d * g::rsqrt(var3 + 1e-5)})).find("layer_norm") == std::string::npos);
+  // gamma along another axis is not a scale of the normalized axis (the norm alone is taken).
+  auto other = b.parameter("other", f32({"batch"}));
+  const g::program p = compile(b, {d * g::rsqrt(var + 1e-5) * other});
+  CHECK(kinds(p) == "fused_layer_norm, elementwise");
+}
