@@ -4,7 +4,7 @@ macro(nax_find_dependencies NAX_FIND)
   # nax is written against the xsimd 8 API (Debian 12 ships 8.1); xsimd 9 changed it.
   cmake_language(CALL ${NAX_FIND} xsimd 8...<9)
   cmake_language(CALL ${NAX_FIND} Boost 1.74 CONFIG)
-  # The persistent thread pool (nax/runtime/thread_pool.hpp) uses std::thread.
+  # The persistent thread pool (nax/exec/thread_pool.hpp) uses std::thread.
   set(THREADS_PREFER_PTHREAD_FLAG ON)
   cmake_language(CALL ${NAX_FIND} Threads)
   # Debian 12's xsimd target lists `xtl` as a link dependency but the package does not depend on

@@ -4,7 +4,8 @@
 #   2. configure CONSUMER_SOURCE_DIR with find_package(nax CONFIG REQUIRED), CMAKE_PREFIX_PATH
 #      set to that prefix alone and the package registries off, same compiler and generator
 #   3. check that nax was found inside the prefix (not in the source or build tree)
-#   4. build the consumer and run it, comparing its output with EXPECTED_OUTPUT
+#   4. build the consumer and run its programs, comparing their output with EXPECTED_OUTPUT (app:
+#      header-only) and EXPECTED_RUNTIME_OUTPUT (app_runtime: with the compiled nax::runtime)
 #
 # Inputs (-D): NAX_BINARY_DIR NAX_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR
 #              EXPECTED_OUTPUT, and optionally CONFIG GENERATOR_PLATFORM GENERATOR_TOOLSET
@@ -21,7 +22,7 @@ foreach(_var IN ITEMS NAX_BINARY_DIR NAX_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR
 endforeach()
 
 # Single-config builds have an empty $<CONFIG> unless CMAKE_BUILD_TYPE is set; the consumer is
-# then built as Release (nax is header-only, the install does not depend on the configuration).
+# then built as Release.
 if(CONFIG)
   set(_config "${CONFIG}")
 else()
@@ -142,29 +143,36 @@ message(STATUS "${_test}: nax_DIR = ${_nax_dir}")
 # --- 4. build and run ----------------------------------------------------------------------------
 _run("build the consumer" "${CMAKE_COMMAND}" --build "${_consumer_build}" --config "${_config}")
 
-set(_location_file "${_consumer_build}/app-location-${_config}.txt")
-if(NOT EXISTS "${_location_file}")
-  message(FATAL_ERROR "${_test}: '${_location_file}' is missing: cannot locate the consumer program")
-endif()
-file(READ "${_location_file}" _app)
-string(STRIP "${_app}" _app)
-if(NOT EXISTS "${_app}")
-  message(FATAL_ERROR "${_test}: the consumer program '${_app}' was not built")
-endif()
+# Runs consumer program `name` and compares its standard output with `expected`.
+function(_run_program name expected)
+  set(_location_file "${_consumer_build}/${name}-location-${_config}.txt")
+  if(NOT EXISTS "${_location_file}")
+    message(FATAL_ERROR "${_test}: '${_location_file}' is missing: cannot locate '${name}'")
+  endif()
+  file(READ "${_location_file}" _app)
+  string(STRIP "${_app}" _app)
+  if(NOT EXISTS "${_app}")
+    message(FATAL_ERROR "${_test}: the consumer program '${_app}' was not built")
+  endif()
+  # Apart from _run(): only standard output is compared, standard error is shown on failure.
+  execute_process(COMMAND "${_app}"
+                  RESULT_VARIABLE _rc
+                  OUTPUT_VARIABLE _stdout
+                  ERROR_VARIABLE _stderr)
+  if(NOT _rc STREQUAL "0")
+    _fail("step 'run ${name}' failed (exit status: ${_rc}), its output is above"
+          "---- ${_test}: command:\n'${_app}'\n---- standard output:\n${_stdout}\n"
+          "---- standard error:\n${_stderr}\n----")
+  endif()
+  string(REGEX REPLACE "[\r\n]+$" "" _actual "${_stdout}")
+  if(NOT "${_actual}" STREQUAL "${expected}")
+    _fail("unexpected output from ${name}: expected '${expected}', got '${_actual}'"
+          "---- standard error of '${_app}':\n${_stderr}\n----")
+  endif()
+  message(STATUS "${_test}: ${name} printed '${_actual}' as expected")
+endfunction()
 
-# Run it apart from _run(): only standard output is compared, standard error is shown on failure.
-execute_process(COMMAND "${_app}"
-                RESULT_VARIABLE _rc
-                OUTPUT_VARIABLE _stdout
-                ERROR_VARIABLE _stderr)
-if(NOT _rc STREQUAL "0")
-  _fail("step 'run the consumer' failed (exit status: ${_rc}), its output is above"
-        "---- ${_test}: command:\n'${_app}'\n---- standard output:\n${_stdout}\n"
-        "---- standard error:\n${_stderr}\n----")
+_run_program(app "${EXPECTED_OUTPUT}")
+if(EXPECTED_RUNTIME_OUTPUT)
+  _run_program(app_runtime "${EXPECTED_RUNTIME_OUTPUT}")
 endif()
-string(REGEX REPLACE "[\r\n]+$" "" _actual "${_stdout}")
-if(NOT "${_actual}" STREQUAL "${EXPECTED_OUTPUT}")
-  _fail("unexpected output from the consumer: expected '${EXPECTED_OUTPUT}', got '${_actual}'"
-        "---- standard error of '${_app}':\n${_stderr}\n----")
-endif()
-message(STATUS "${_test}: the consumer printed '${_actual}' as expected")

@@ -11,8 +11,14 @@ if(NOT EXISTS "${SOURCE_PATH}/CMakeLists.txt" OR NOT EXISTS "${SOURCE_PATH}/incl
                       "'${SOURCE_PATH}' is not a nax checkout.")
 endif()
 
-# Header-only: one (release) configuration, nothing architecture specific.
-set(VCPKG_BUILD_TYPE release)
+# The headers (nax::nax) and the compiled component nax::runtime (a static library: the graph
+# layer, the runtime and its kernels). Its kernels use the compiler's default instruction set
+# unless the feature "native" asks for the building machine's (-march=native): vcpkg's binary
+# cache may move a package to another machine, so that is not the default.
+set(NAX_RUNTIME_FLAGS "")
+if("native" IN_LIST FEATURES)
+    set(NAX_RUNTIME_FLAGS "-march=native")
+endif()
 
 vcpkg_cmake_configure(
     SOURCE_PATH "${SOURCE_PATH}"
@@ -20,6 +26,8 @@ vcpkg_cmake_configure(
         -DNAX_BUILD_TESTS=OFF
         -DNAX_BUILD_EXAMPLES=OFF
         -DNAX_BUILD_BENCHMARKS=OFF
+        -DNAX_BUILD_RUNTIME=ON
+        "-DNAX_RUNTIME_FLAGS=${NAX_RUNTIME_FLAGS}"
 )
 vcpkg_cmake_install()
 
@@ -27,8 +35,8 @@ vcpkg_cmake_install()
 vcpkg_cmake_config_fixup(CONFIG_PATH share/cmake/nax)
 
 file(REMOVE_RECURSE
-    "${CURRENT_PACKAGES_DIR}/debug"
-    "${CURRENT_PACKAGES_DIR}/lib"
+    "${CURRENT_PACKAGES_DIR}/debug/include"
+    "${CURRENT_PACKAGES_DIR}/debug/share"
     # nax's install copies LICENSE to share/doc/nax; vcpkg keeps it as share/nax/copyright.
     "${CURRENT_PACKAGES_DIR}/share/doc"
 )
