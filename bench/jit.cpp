@@ -29,6 +29,7 @@
 #include <nax/graph/ops.hpp>
 #include <nax/jit/jit.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/runtime/specialization.hpp>
 
 #if NAX_BENCH_HAVE_OPENBLAS
 #include <cblas.h>

@@ -3,6 +3,7 @@
 // kernels), for programs that define NAX_SEPARATE_RUNTIME (linking nax::runtime does) and so see
 // only their declarations. See nax/core/linkage.hpp.
 #define NAX_RUNTIME_IMPLEMENTATION
+#include <nax/exec/cache_info.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_program.hpp>
 #include <nax/graph/infer/broadcast.hpp>
@@ -26,6 +27,7 @@
 #include <nax/graph/passes/fuse_softmax.hpp>
 #include <nax/graph/passes/fusion_group.hpp>
 #include <nax/graph/to_dot.hpp>
+#include <nax/runtime/compile.hpp>
 #include <nax/runtime/executable.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/operand_layout.hpp>

@@ -1,132 +1,60 @@
 #pragma once
-// nax: typed tensors with named axes. The one header users include.
+// nax: typed tensors with named axes. The one header users include: the user-facing surface of
+// every layer (docs/architecture.md). Internals (the runtime kernels, the passes, the step
+// kernels) come in only where a header needs them; with NAX_SEPARATE_RUNTIME (linking the
+// compiled component nax::runtime) the graph layer and the runtime are declarations only.
 
-#include <nax/core/aligned_memory.hpp>
+// core: axes, shapes, bindings, errors
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/axis_name.hpp>
 #include <nax/core/bindings.hpp>
 #include <nax/core/broadcast.hpp>
-#include <nax/core/diagnostics.hpp>
 #include <nax/core/dim.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/core/extent.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/extract_bindings.hpp>
 #include <nax/core/fixed_string.hpp>
-#include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
-#include <nax/core/small_vector.hpp>
 #include <nax/core/unify.hpp>
-#include <nax/exec/cache_info.hpp>
+
+// exec: threads
 #include <nax/exec/thread_pool.hpp>
-#include <nax/exec/tuning.hpp>
-#include <nax/graph/axis_ref.hpp>
-#include <nax/graph/builder.hpp>
-#include <nax/graph/compile_options.hpp>
-#include <nax/graph/compile_program.hpp>
-#include <nax/graph/decomposition.hpp>
-#include <nax/graph/external_kernel.hpp>
-#include <nax/graph/infer/broadcast.hpp>
-#include <nax/graph/infer/common.hpp>
-#include <nax/graph/infer/concat.hpp>
-#include <nax/graph/infer/dot_general.hpp>
-#include <nax/graph/infer/elementwise.hpp>
-#include <nax/graph/infer/reduce.hpp>
-#include <nax/graph/infer/reshape.hpp>
-#include <nax/graph/infer/rows.hpp>
-#include <nax/graph/infer/slice.hpp>
-#include <nax/graph/infer/transpose.hpp>
-#include <nax/graph/ir.hpp>
-#include <nax/graph/lower.hpp>
-#include <nax/graph/node.hpp>
-#include <nax/graph/op.hpp>
-#include <nax/graph/ops.hpp>
-#include <nax/graph/pass.hpp>
-#include <nax/graph/pass_list.hpp>
-#include <nax/graph/passes/cse.hpp>
-#include <nax/graph/passes/dead_code.hpp>
-#include <nax/graph/passes/fuse_dense.hpp>
-#include <nax/graph/passes/fuse_elementwise.hpp>
-#include <nax/graph/passes/fuse_layer_norm.hpp>
-#include <nax/graph/passes/fuse_reduce.hpp>
-#include <nax/graph/passes/fuse_softmax.hpp>
-#include <nax/graph/passes/fusion_group.hpp>
-#include <nax/graph/passes/pattern.hpp>
-#include <nax/graph/program.hpp>
-#include <nax/graph/to_dot.hpp>
-#include <nax/io/print.hpp>
-#include <nax/jit/fused_expression.hpp>
-#include <nax/jit/jit.hpp>
-#include <nax/jit/traced.hpp>
-#include <nax/jit/traced_ops.hpp>
-#include <nax/jit/typed_dyn.hpp>
-#include <nax/kernels/copy.hpp>
-#include <nax/kernels/dense_epilogue.hpp>
-#include <nax/kernels/elementwise.hpp>
-#include <nax/kernels/fused_reduce.hpp>
-#include <nax/kernels/gemm.hpp>
-#include <nax/kernels/gemm_plan.hpp>
-#include <nax/kernels/layer_norm_row.hpp>
-#include <nax/kernels/matrix_ref.hpp>
-#include <nax/kernels/reduce.hpp>
-#include <nax/kernels/row_io.hpp>
-#include <nax/kernels/row_reduce.hpp>
-#include <nax/kernels/rows.hpp>
-#include <nax/kernels/softmax_row.hpp>
-#include <nax/kernels/step_kernel.hpp>
-#include <nax/ops/dtype_rules.hpp>
+
+// ops: the elementwise op list and bodies
 #include <nax/ops/elementwise.hpp>
 #include <nax/ops/list.hpp>
-#include <nax/ops/reduce_kind.hpp>
-#include <nax/ops/reducers.hpp>
-#include <nax/runtime/arena_pool.hpp>
-#include <nax/runtime/binding_key.hpp>
-#include <nax/runtime/compile.hpp>
-#include <nax/runtime/dyn_tensor.hpp>
-#include <nax/runtime/executable.hpp>
-#include <nax/runtime/input_signature.hpp>
-#include <nax/runtime/memory_plan.hpp>
-#include <nax/runtime/operand_layout.hpp>
-#include <nax/runtime/plan_memo.hpp>
-#include <nax/runtime/run_slot.hpp>
-#include <nax/runtime/scratch.hpp>
-#include <nax/runtime/specialization.hpp>
-#include <nax/runtime/specialization_cache.hpp>
-#include <nax/runtime/step_factory.hpp>
-#include <nax/runtime/steps/concat.hpp>
-#include <nax/runtime/steps/copy.hpp>
-#include <nax/runtime/steps/dot_general.hpp>
-#include <nax/runtime/steps/elementwise.hpp>
-#include <nax/runtime/steps/fused_elementwise.hpp>
-#include <nax/runtime/steps/fused_reduce.hpp>
-#include <nax/runtime/steps/group_program.hpp>
-#include <nax/runtime/steps/layer_norm.hpp>
-#include <nax/runtime/steps/reduce.hpp>
-#include <nax/runtime/steps/softmax.hpp>
-#include <nax/simd/arch.hpp>
-#include <nax/simd/math.hpp>
-#include <nax/simd/math/erf.hpp>
-#include <nax/simd/math/exp.hpp>
-#include <nax/simd/math/gelu.hpp>
-#include <nax/simd/math/gelu_tanh.hpp>
-#include <nax/simd/math/lanes.hpp>
-#include <nax/simd/math/log.hpp>
-#include <nax/simd/math/normal_tail.hpp>
-#include <nax/simd/math/sigmoid.hpp>
-#include <nax/simd/math/silu.hpp>
-#include <nax/simd/math/tanh.hpp>
+
+// typed: tensors and expressions
 #include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
-#include <nax/typed/expression_panel.hpp>
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/reduce.hpp>
-#include <nax/typed/rows.hpp>
 #include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
+
+// graph and runtime: the runtime graph, nax::graph::compile, nax::executable
+#include <nax/graph/builder.hpp>
+#include <nax/graph/compile_options.hpp>
+#include <nax/graph/ops.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/graph/to_dot.hpp>
+#include <nax/runtime/compile.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/executable.hpp>
+
+// jit: the typed front end of the runtime
+#include <nax/jit/jit.hpp>
+#include <nax/jit/traced.hpp>
+#include <nax/jit/traced_ops.hpp>
+#include <nax/jit/typed_dyn.hpp>
+
+// io
+#include <nax/io/print.hpp>

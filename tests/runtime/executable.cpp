@@ -4,6 +4,7 @@
 #include <nax/graph/ops.hpp>
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/runtime/specialization.hpp>
 
 #include <atomic>
 #include <cstdlib>

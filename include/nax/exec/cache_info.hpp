@@ -3,9 +3,10 @@
 // not available), for the kernels that size their blocking or choose streaming stores by them.
 
 #include <cstddef>
-#include <fstream>
 #include <string>
 #include <string_view>
+
+#include <nax/core/linkage.hpp>
 
 namespace nax {
 
@@ -55,6 +56,22 @@ inline std::size_t count_cpu_list(std::string_view list) {
   return count;
 }
 
+/// The sizes sysfs reports for cpu0's caches (the defaults where it reports none).
+NAX_RUNTIME_INLINE cache_sizes read_cache_sizes();
+
+}  // namespace detail
+
+/// The machine's cache sizes, read on first use.
+NAX_RUNTIME_INLINE const cache_sizes& machine_caches();
+
+}  // namespace nax
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <fstream>
+
+namespace nax {
+namespace detail {
+
 inline std::string read_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -62,7 +79,7 @@ inline std::string read_line(const std::string& path) {
   return line;
 }
 
-inline cache_sizes read_cache_sizes() {
+NAX_RUNTIME_INLINE cache_sizes read_cache_sizes() {
   cache_sizes c;
   for (int index = 0; index < 8; ++index) {
     const std::string dir =
@@ -85,10 +102,10 @@ inline cache_sizes read_cache_sizes() {
 
 }  // namespace detail
 
-/// The machine's cache sizes, read on first use.
-inline const cache_sizes& machine_caches() {
+NAX_RUNTIME_INLINE const cache_sizes& machine_caches() {
   static const cache_sizes sizes = detail::read_cache_sizes();
   return sizes;
 }
 
 }  // namespace nax
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -113,7 +113,7 @@ class builder {
 
  private:
   node_id operand(std::string_view op, const value& v) const;
-  value push(node n) { return value(this, graph_.add(std::move(n))); }
+  NAX_RUNTIME_INLINE value push(node n);
 
   ir graph_;
   std::uint32_t parameters_ = 0;
@@ -148,6 +148,8 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/transpose.hpp>
 
 namespace nax::graph {
+
+NAX_RUNTIME_INLINE value builder::push(node n) { return value(this, graph_.add(std::move(n))); }
 
 NAX_RUNTIME_INLINE value builder::parameter(std::string name, nax::shape s) {
   for (const node& n : graph_.nodes())

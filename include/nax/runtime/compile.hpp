@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 
+#include <nax/core/linkage.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/compile_program.hpp>
@@ -16,13 +17,22 @@
 namespace nax::graph {
 
 /// Compiles the part of `g` that `outputs` need (level 1); runs specialize it per binding.
-inline executable compile(const builder& g, std::span<const value> outputs,
-                          compile_options options = {}) {
-  return executable(compile_program(g, outputs, options), options);
-}
+NAX_RUNTIME_INLINE executable compile(const builder& g, std::span<const value> outputs,
+                                      const compile_options& options = {});
 inline executable compile(const builder& g, std::initializer_list<value> outputs,
-                          compile_options options = {}) {
+                          const compile_options& options = {}) {
   return compile(g, std::span<const value>(outputs.begin(), outputs.size()), options);
 }
 
 }  // namespace nax::graph
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::graph {
+
+NAX_RUNTIME_INLINE executable compile(const builder& g, std::span<const value> outputs,
+                                      const compile_options& options) {
+  return executable(compile_program(g, outputs, options), options);
+}
+
+}  // namespace nax::graph
+#endif  // NAX_RUNTIME_DEFINITIONS

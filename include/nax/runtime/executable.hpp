@@ -18,9 +18,12 @@
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
-#include <nax/runtime/specialization_cache.hpp>
+#include <nax/runtime/specialization_stats.hpp>
 
 namespace nax {
+namespace runtime {
+struct specialization;
+}
 
 class executable {
  public:
@@ -78,6 +81,8 @@ class executable {
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/run_slot.hpp>
+#include <nax/runtime/specialization.hpp>
+#include <nax/runtime/specialization_cache.hpp>
 
 namespace nax {
 
