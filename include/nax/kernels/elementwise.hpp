@@ -6,9 +6,9 @@
 // No code generation and no per-element switch: the planner resolves, once per shape, a function
 // pointer per instruction (op x dtype x which operands are splatted) and a block size; the kernel
 // then walks the instruction list once per block of a few hundred elements, and each call runs
-// the op's own body (nax/ops/elementwise.hpp, the typed evaluator's) over the whole block. Intermediate
-// results live in block buffers on the stack, sized to stay in L1; outputs are written in place
-// (large ones from a block buffer with non-temporal stores).
+// the op's own body (nax/ops/elementwise.hpp, the typed evaluator's) over the whole block.
+// Intermediate results live in block buffers on the stack, sized to stay in L1; outputs are written
+// in place (large ones from a block buffer with non-temporal stores).
 //
 //   plan_elementwise(program, out_extents, input_strides[, block])   once per shape
 //   run_elementwise(plan, inputs, outputs)                           many times; never allocates
@@ -32,12 +32,13 @@
 #include <nax/core/dtype.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
-#include <nax/kernels/elementwise_ops.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/cache_info.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
-#include <nax/simd/arch.hpp>
+#include <nax/kernels/elementwise_ops.hpp>
 #include <nax/ops/elementwise.hpp>
+#include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
 
@@ -762,36 +763,18 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
     }
   }
 
-  // Geometry: drop extent-1 axes, merge neighbours every input steps through as one.
-  p.size = 1;
-  for (std::size_t e : out_extents) p.size *= e;
+  // Geometry: the output's axes coalesced over the inputs' strides (extent-1 axes dropped,
+  // neighbours every input steps through as one merged).
   {
-    nax::detail::small_vector<std::size_t, 6> ext;     // inner to outer while merging
-    nax::detail::small_vector<std::ptrdiff_t, 18> st;  // per group, k strides
-    for (std::size_t a = r; a-- > 0;) {
-      if (out_extents[a] == 1) continue;
-      bool merge = !ext.empty();
-      for (std::size_t i = 0; merge && i < k; ++i)
-        merge = input_strides[i * r + a] ==
-                st[(ext.size() - 1) * k + i] * static_cast<std::ptrdiff_t>(ext.back());
-      if (merge) {
-        ext.back() *= out_extents[a];
-      } else {
-        ext.push_back(out_extents[a]);
-        for (std::size_t i = 0; i < k; ++i) st.push_back(input_strides[i * r + a]);
-      }
-    }
-    if (ext.empty()) {
-      ext.push_back(1);
-      st.resize(k);
-    }
-    p.rank = ext.size();
-    p.extents.resize(p.rank);
-    for (std::size_t g = 0; g < p.rank; ++g) p.extents[g] = ext[p.rank - 1 - g];
+    strided_layout<6, 3> g(out_extents, k, input_strides);
+    g.coalesce();
+    p.size = g.size();
+    p.rank = g.rank();
+    p.extents.assign(g.extents().begin(), g.extents().end());
     p.inner = p.extents.back();
     p.strides.resize(k * p.rank);
-    for (std::size_t g = 0; g < p.rank; ++g)
-      for (std::size_t i = 0; i < k; ++i) p.strides[i * p.rank + (p.rank - 1 - g)] = st[g * k + i];
+    for (std::size_t i = 0; i < k; ++i)
+      std::copy(g.strides(i).begin(), g.strides(i).end(), p.strides.begin() + i * p.rank);
   }
 
   // Inputs: dense (in place over the flat index), all-zero strides (one value), or other.
@@ -921,8 +904,8 @@ inline elementwise_plan plan_elementwise_spans(std::span<const dtype> program_in
   }
   p.values = k + n;
 
-  // Parallel chunks of at least nax::detail::parallel_grain_elements elements for a one-instruction program, fewer
-  // for longer ones (more work per element), never under 4096.
+  // Parallel chunks of at least nax::detail::parallel_grain_elements elements for a one-instruction
+  // program, fewer for longer ones (more work per element), never under 4096.
   const std::size_t per_block =
       std::max<std::size_t>(1, p.row_blocks ? std::min(p.block, p.inner) : p.block);
   const std::size_t grain_elements = std::max<std::size_t>(

@@ -17,6 +17,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/row_reduce.hpp>
@@ -64,10 +65,16 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
         d.stride[k] = 0;
     });
   }
-  const loop_shape<R> shape = coalesce<R>(ext, [&](auto&& f) {
-    f(d.stride);
-    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
-  });
+  // The innermost axis stays, even of extent 1: the loop below is compiled for its role.
+  loop_shape<R> shape;
+  shape.extent = ext;
+  shape.rank = coalesce_axes(
+      shape.extent, R,
+      [&](auto&& f) {
+        f(d.stride);
+        c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+      },
+      /*keep_inner=*/true);
   c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
   // Merged axes never mix kept and reduced ones (the output strides differ), so the kept axes
   // are a prefix (inner_reduced) or a suffix of the merged ones.
