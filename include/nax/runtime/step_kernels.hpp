@@ -336,7 +336,8 @@ inline std::unique_ptr<step_kernel> make_dot_step(const graph::program_step& s,
     (void)cs;
     if (s.kind == graph::op_kind::fused_dense) {
       if (s.args.size() > 2) step->bias = s.args[2];
-      if (s.code != graph::no_activation) step->activation = kernels::dense_activation<T>(s.code);
+      if (s.code != graph::no_activation)
+        step->activation = kernels::dense_activation<T>(static_cast<ops::id>(s.code));
     }
     return step;
   });
@@ -559,7 +560,7 @@ inline kernels::elementwise_program group_program(const graph::program_step& s,
       continue;
     }
     kernels::elementwise_instruction ins;
-    ins.op = op.code;
+    ins.op = static_cast<ops::id>(op.code);
     for (std::size_t a = 0; a < op.inputs.size(); ++a) ins.args[a] = operand(op.inputs[a]);
     of.push_back(kernels::elementwise_operand::result(
         static_cast<std::uint32_t>(program.instructions.size())));
@@ -696,7 +697,9 @@ inline std::unique_ptr<step_kernel> make_step_kernel(const graph::program& p,
       }
       const std::span<const nax::dtype> ts(types.data(), types.size());
       const std::span<const std::ptrdiff_t> sts(strides.data(), strides.size());
-      auto plan = [&] { return kernels::plan_elementwise_op(s.code, ts, out_ext, sts); };
+      auto plan = [&] {
+        return kernels::plan_elementwise_op(static_cast<ops::id>(s.code), ts, out_ext, sts);
+      };
       return std::make_unique<elementwise_step>(
           [&] { return memo ? memo->elementwise(s.code, ts, out_ext, sts, plan) : plan(); }, s.args,
           s.result);
