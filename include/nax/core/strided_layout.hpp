@@ -30,8 +30,9 @@ namespace nax {
 /// an extent 0 stays empty (its merged extents multiply to 0).
 ///
 /// `keep_inner`: the innermost axis stays (merged with its neighbours as any axis, but not
-/// dropped for an extent of 1), for a loop whose inner axis has a role of its own: a typed
-/// reduction compiles its loop for a reduced (or a kept) innermost axis.
+/// dropped for an extent of 1), for a loop compiled for its inner axis: the typed evaluator's
+/// leaves that lack that axis read one value per row, and a typed reduction's inner axis is
+/// either reduced or kept.
 template <class Extents, class ForEachStrides>
 constexpr std::size_t coalesce_axes(Extents& extents, std::size_t rank,
                                     ForEachStrides&& for_each_strides, bool keep_inner = false) {

@@ -239,12 +239,17 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
     return;
   }
 
+  // The innermost axis stays, even of extent 1: a leaf that lacks it is compiled to read one
+  // value per row (leaf_cursor's Splat), which holds only along that axis.
   loop_shape<R> shape;
   shape.extent = ext;
-  shape.rank = coalesce_axes(shape.extent, R, [&](auto&& f) {
-    f(d.stride);
-    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
-  });
+  shape.rank = coalesce_axes(
+      shape.extent, R,
+      [&](auto&& f) {
+        f(d.stride);
+        c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+      },
+      /*keep_inner=*/true);
   d.step = d.stride[shape.rank - 1];
   bool gathers = false;
   c.for_each_leaf([&](auto& leaf) {
