@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <type_traits>
 
 TEST_CASE("dtype names and sizes") {
   using nax::dtype;
@@ -23,6 +24,16 @@ TEST_CASE("dtype_of maps C++ element types") {
   static_assert(nax::dtype_of<std::uint8_t> == nax::dtype::u8);
   static_assert(nax::dtype_of<bool> == nax::dtype::boolean);
   CHECK(nax::size_of(nax::dtype_of<double>) == sizeof(double));
+}
+
+TEST_CASE("element_type is dtype_of's inverse") {
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::f32>, float>);
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::f64>, double>);
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::i32>, std::int32_t>);
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::i64>, std::int64_t>);
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::u8>, std::uint8_t>);
+  static_assert(std::is_same_v<nax::element_type<nax::dtype::boolean>, bool>);
+  CHECK(nax::dtype_of<nax::element_type<nax::dtype::i64>> == nax::dtype::i64);
 }
 
 TEST_CASE("dtype_from_name round-trips and rejects unknown names") {

@@ -45,18 +45,16 @@ struct problem {
     std::vector<std::ptrdiff_t> strides = {std::ptrdiff_t(g.reduced * g.inner),
                                            std::ptrdiff_t(g.inner), 1};
     p.inputs = {nax::dtype_of<T>, nax::dtype_of<T>};
-    using nax::kernels::elementwise_index;
     if (with_bias) {  // inputs: x, bias, the scalar 0.5
       p.inputs.push_back(nax::dtype_of<T>);
       strides.insert(strides.end(), {0, 0, 1, 0, 0, 0});
-      const operand m =
-          p.append(elementwise_index<nax::ops::mul>, {operand::input(0), operand::input(2)});
-      const operand a = p.append(elementwise_index<nax::ops::add>, {m, operand::input(1)});
-      p.append(elementwise_index<nax::ops::tanh>, {a});
+      const operand m = p.append(nax::ops::id::mul, {operand::input(0), operand::input(2)});
+      const operand a = p.append(nax::ops::id::add, {m, operand::input(1)});
+      p.append(nax::ops::id::tanh, {a});
     } else {  // inputs: x, the scalar 0.25
       strides.insert(strides.end(), {0, 0, 0});
-      const operand e = p.append(elementwise_index<nax::ops::exp>, {operand::input(0)});
-      p.append(elementwise_index<nax::ops::mul>, {e, operand::input(1)});
+      const operand e = p.append(nax::ops::id::exp, {operand::input(0)});
+      p.append(nax::ops::id::mul, {e, operand::input(1)});
     }
     p.outputs = {static_cast<std::uint32_t>(p.instructions.size() - 1)};
     return k::plan_fused_reduce(k::plan_elementwise(p, ext, strides), kind, g.outer, g.reduced,
@@ -75,12 +73,14 @@ struct problem {
     std::vector<double> out(g.outer * g.inner);
     for (std::size_t a = 0; a < g.outer; ++a)
       for (std::size_t c = 0; c < g.inner; ++c) {
-        double acc = kind == nax::ops::reduce_kind::max ? -1e300 : kind == nax::ops::reduce_kind::min ? 1e300 : 0;
+        double acc = kind == nax::ops::reduce_kind::max   ? -1e300
+                     : kind == nax::ops::reduce_kind::min ? 1e300
+                                                          : 0;
         for (std::size_t r = 0; r < g.reduced; ++r) {
           const double v = value(x, bias, (a * g.reduced + r) * g.inner + c);
           acc = kind == nax::ops::reduce_kind::max   ? std::max(acc, v)
                 : kind == nax::ops::reduce_kind::min ? std::min(acc, v)
-                                              : acc + v;
+                                                     : acc + v;
         }
         out[a * g.inner + c] = kind == nax::ops::reduce_kind::mean ? acc / double(g.reduced) : acc;
       }
@@ -105,8 +105,9 @@ struct keep_num_threads {
   ~keep_num_threads() { nax::set_num_threads(saved); }
 };
 
-constexpr nax::ops::reduce_kind all_kinds[] = {nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean,
-                                        nax::ops::reduce_kind::max, nax::ops::reduce_kind::min};
+constexpr nax::ops::reduce_kind all_kinds[] = {
+    nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean, nax::ops::reduce_kind::max,
+    nax::ops::reduce_kind::min};
 
 }  // namespace
 
@@ -171,16 +172,19 @@ TEST_CASE("fused reduction: the plan's cuts for each path") {
 TEST_CASE("fused reduction over no elements: the sum is 0, max, min and mean are errors") {
   const problem empty{false, {4, 0, 3}};
   const std::vector<float> none;
-  const std::vector<float> got = empty.run(empty.plan<float>(nax::ops::reduce_kind::sum), none, none);
+  const std::vector<float> got =
+      empty.run(empty.plan<float>(nax::ops::reduce_kind::sum), none, none);
   CHECK(got == std::vector<float>(12, 0.0f));
-  for (nax::ops::reduce_kind kind : {nax::ops::reduce_kind::max, nax::ops::reduce_kind::min, nax::ops::reduce_kind::mean}) {
+  for (nax::ops::reduce_kind kind :
+       {nax::ops::reduce_kind::max, nax::ops::reduce_kind::min, nax::ops::reduce_kind::mean}) {
     CAPTURE(nax::ops::name(kind));
     try {
       (void)empty.plan<float>(kind);
       FAIL("no error");
     } catch (const nax::shape_error& e) {
       const std::string what = e.what();
-      CHECK(what.find(std::string(nax::ops::name(kind)) + " over an empty axis") != std::string::npos);
+      CHECK(what.find(std::string(nax::ops::name(kind)) + " over an empty axis") !=
+            std::string::npos);
     }
   }
   const problem no_output{false, {0, 5, 3}};

@@ -33,6 +33,12 @@ TEST_CASE_TEMPLATE("helpers agree on scalars and vectors", T, float, double) {
   CHECK(nax::simd::sqrt(vb).get(0) == T(2));
   CHECK(nax::simd::fma(va, vb, V(T(1))).get(0) == T(-9));
   CHECK(nax::simd::select(va < vb, va, vb).get(0) == a);
+  const auto yes = va < vb, no = vb < va;  // masks: where over bool values
+  CHECK(nax::simd::select(yes, no, yes).get(0) == false);
+  CHECK(nax::simd::select(no, no, yes).get(0) == true);
+  for (T x : {T(0.3), T(1.7), T(2), T(9.25)})
+    for (T y : {T(-1.5), T(0.5), T(3.1)})  // one body: a scalar gives a lane's bits
+      CHECK(nax::simd::pow(x, y) == nax::simd::pow(V(x), V(y)).get(0));
   CHECK(nax::simd::logical_and(true, false) == false);
   CHECK(nax::simd::logical_or(true, false) == true);
   CHECK(nax::simd::logical_not(false) == true);

@@ -52,6 +52,16 @@ TEST_CASE("an expression is broadcast over destination axes it lacks") {
   for (float e : y) CHECK(e == 7);
 }
 
+TEST_CASE("an operand lacking the destination's innermost axis, which has extent 1") {
+  // y lacks b, one value per row of b; with b of extent 1 the rows are still b's (not a's).
+  nax::tensor<float, a_ax, b_ax> x(a_ax{37}, b_ax{1});
+  nax::tensor<float, a_ax> y(a_ax{37});
+  iota(x);
+  iota(y, 100);
+  nax::tensor<float, a_ax, b_ax> z = x * y + 1.0f;
+  for (std::size_t i = 0; i < 37; ++i) CHECK(z(i, 0) == x(i, 0) * y(i) + 1.0f);
+}
+
 TEST_CASE("in place: x = x * 2 + 1 reads each element where it writes it") {
   nax::tensor<float, a_ax, b_ax> x(a_ax{7}, b_ax{33});
   iota(x);

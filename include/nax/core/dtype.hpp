@@ -80,4 +80,38 @@ struct dtype_of_impl<bool> {
 template <class T>
 inline constexpr dtype dtype_of = detail::dtype_of_impl<T>::value;
 
+namespace detail {
+template <dtype D>
+struct element_type_impl;
+template <>
+struct element_type_impl<dtype::f32> {
+  using type = float;
+};
+template <>
+struct element_type_impl<dtype::f64> {
+  using type = double;
+};
+template <>
+struct element_type_impl<dtype::i32> {
+  using type = std::int32_t;
+};
+template <>
+struct element_type_impl<dtype::i64> {
+  using type = std::int64_t;
+};
+template <>
+struct element_type_impl<dtype::u8> {
+  using type = std::uint8_t;
+};
+template <>
+struct element_type_impl<dtype::boolean> {
+  using type = bool;
+};
+}  // namespace detail
+
+/// The C++ element type of a dtype, dtype_of's inverse: `nax::element_type<nax::dtype::f32>` is
+/// float.
+template <dtype D>
+using element_type = typename detail::element_type_impl<D>::type;
+
 }  // namespace nax

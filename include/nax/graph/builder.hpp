@@ -41,9 +41,10 @@ class value {
 
 class builder {
  public:
-  builder() = default;
+  NAX_RUNTIME_INLINE builder();
   builder(const builder&) = delete;  // values point at their builder
   builder& operator=(const builder&) = delete;
+  NAX_RUNTIME_INLINE ~builder();
 
   /// An input. Names are unique within a graph; parameters are the compiled graph's inputs, in
   /// the order they are made.
@@ -148,6 +149,9 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/transpose.hpp>
 
 namespace nax::graph {
+
+NAX_RUNTIME_INLINE builder::builder() = default;
+NAX_RUNTIME_INLINE builder::~builder() = default;
 
 NAX_RUNTIME_INLINE value builder::push(node n) { return value(this, graph_.add(std::move(n))); }
 

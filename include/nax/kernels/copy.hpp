@@ -1,11 +1,12 @@
 #pragma once
 // The runtime kernel of every data movement op (transpose, slice, materialized broadcast, concat,
 // reshape): dst[i] = src[i] over a loop nest whose source and destination strides are given in
-// elements. plan_copy does the geometry once per shape: it drops axes of extent 1, merges axes
-// that are contiguous in both operands, and picks the inner loop: one memcpy per run when both
-// are contiguous along the inner axis, a fill when the source is broadcast along it, a
-// cache-blocked tile transpose when one operand is contiguous along the inner axis and the other
-// along another axis, else a strided element loop. run_copy only walks the outer axes.
+// elements. plan_copy does the geometry once per shape: it coalesces the axes (drops those of
+// extent 1, merges those contiguous in both operands: core/strided_layout.hpp), and picks the inner
+// loop: one memcpy per run when both are contiguous along the inner axis, a fill when the source is
+// broadcast along it, a cache-blocked tile transpose when one operand is contiguous along the inner
+// axis and the other along another axis, else a strided element loop. run_copy only walks the outer
+// axes.
 
 #include <algorithm>
 #include <array>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
@@ -166,36 +168,24 @@ inline copy_plan plan_copy(std::size_t element_bytes, std::span<const std::size_
   copy_plan p;
   p.element_bytes = element_bytes;
   const auto eb = static_cast<std::ptrdiff_t>(element_bytes);
+  for (std::size_t e : extents)
+    if (e == 0) return p;
   // Axes of extent > 1, outer to inner, merged where both operands step through them as one.
+  strided_layout<6, 2> merged(extents, {src_strides, dst_strides});
+  merged.coalesce();
+  if (merged.rank() > max_loop_rank)
+    nax::detail::throw_shape_error("nax::kernels::copy: more than ", max_loop_rank,
+                                   " axes after merging contiguous ones, extents ",
+                                   detail::list_to_string(extents));
   detail::loop_nest<2> all;
-  for (std::size_t k = 0; k < extents.size(); ++k) {
-    if (extents[k] == 0) return p;
-    if (extents[k] == 1) continue;
-    const std::ptrdiff_t s = src_strides[k] * eb, d = dst_strides[k] * eb;
-    if (all.rank > 0) {
-      const std::size_t j = all.rank - 1;
-      const auto e = static_cast<std::ptrdiff_t>(extents[k]);
-      if (all.stride[0][j] == s * e && all.stride[1][j] == d * e) {
-        all.extent[j] *= extents[k];
-        all.stride[0][j] = s;
-        all.stride[1][j] = d;
-        continue;
-      }
-    }
-    if (all.rank == max_loop_rank)
-      nax::detail::throw_shape_error("nax::kernels::copy: more than ", max_loop_rank,
-                                     " axes after merging contiguous ones, extents ",
-                                     detail::list_to_string(extents));
-    all.extent[all.rank] = extents[k];
-    all.stride[0][all.rank] = s;
-    all.stride[1][all.rank] = d;
-    ++all.rank;
+  all.rank = merged.rank();
+  for (std::size_t k = 0; k < all.rank; ++k) {
+    all.extent[k] = merged.extent(k);
+    all.stride[0][k] = merged.stride(0, k) * eb;
+    all.stride[1][k] = merged.stride(1, k) * eb;
   }
-  if (all.rank == 0) {  // one element
-    all.rank = 1;
-    all.extent[0] = 1;
+  if (merged.size() == 1)  // one element: a contiguous run of one
     all.stride[0][0] = all.stride[1][0] = eb;
-  }
   const std::size_t last = all.rank - 1;
   p.inner = all.extent[last];
   p.src_step = all.stride[0][last];

@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
 
-#include <nax/kernels/elementwise.hpp>
+#include <nax/kernels/elementwise/bodies.hpp>
+#include <nax/kernels/elementwise/planner.hpp>
+#include <nax/ops/dtype_rules.hpp>
+#include <nax/ops/list.hpp>
 
 namespace nax::kernels {
 
@@ -42,11 +46,12 @@ struct dense_epilogue {
 /// The block body of unary op `op` over T, for dense_epilogue::act. nax::shape_error if the op is
 /// not a unary op on T.
 template <class T>
-detail::ew_fn dense_activation(std::size_t op) {
+detail::ew_fn dense_activation(ops::id op) {
   const dtype t = std::is_same_v<T, float> ? dtype::f32 : dtype::f64;
   const dtype types[1] = {t};
-  if (elementwise_result_dtype(op, types) != t)
-    nax::detail::throw_shape_error(detail::ew_prefix, elementwise_name(op),
+  detail::ew_check_op(op);
+  if (ops::result_dtype(op, types, detail::ew_prefix) != t)
+    nax::detail::throw_shape_error(detail::ew_prefix, ops::name(op),
                                    " is not an activation (its result is not ", nax::name(t), ")");
   return detail::ew_resolve(op, t, 0);
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The runtime reduction kernel: sum, mean, max or min of a dense row-major tensor over any subset
-// of its axes, the result dense row-major over the kept axes in order. plan_reduce drops axes of
-// extent 1 and merges neighbours of the same role, which leaves the two cases of typed/reduce.hpp:
+// of its axes, the result dense row-major over the kept axes in order. plan_reduce coalesces the
+// axes (core/strided_layout.hpp: drops those of extent 1, merges neighbours of the same role),
+// which leaves the two cases of typed/reduce.hpp:
 // - the innermost axis reduced: each output element folds runs of the input in vectors, with the
 //   typed row body (nax::detail::accumulate_row), threaded over output elements; a big reduction
 //   into few outputs (all axes: a scalar) is cut into a fixed number of parts, combined in order;
@@ -21,13 +22,15 @@
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/kernels/copy.hpp>
-#include <nax/ops/reduce_kind.hpp>
+#include <nax/core/small_vector.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
-#include <nax/simd/arch.hpp>
 #include <nax/exec/tuning.hpp>
+#include <nax/kernels/copy.hpp>
 #include <nax/kernels/row_reduce.hpp>
+#include <nax/ops/reduce_kind.hpp>
 #include <nax/ops/reducers.hpp>
+#include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
 
@@ -209,6 +212,31 @@ void run_reduce_typed(const reduce_plan& p, const void* in, void* out) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// A reduction's loop nest, coalesced: participant 0 the input (dense row-major over
+/// `extents`), participant 1 the output (dense over the kept axes, stride 0 along the reduced).
+inline strided_layout<6, 2> reduce_layout(std::span<const std::size_t> extents,
+                                          const std::vector<bool>& reduced) {
+  const std::size_t rank = extents.size();
+  nax::detail::small_vector<std::ptrdiff_t, 12> strides;  // the input's, then the output's
+  strides.resize(2 * rank);
+  std::ptrdiff_t in_step = 1, out_step = 1;
+  for (std::size_t a = rank; a-- > 0;) {
+    strides[a] = in_step;
+    in_step *= static_cast<std::ptrdiff_t>(extents[a]);
+    if (!reduced[a]) {
+      strides[rank + a] = out_step;
+      out_step *= static_cast<std::ptrdiff_t>(extents[a]);
+    }
+  }
+  strided_layout<6, 2> axes(extents, 2, std::span<const std::ptrdiff_t>(strides.data(), 2 * rank));
+  axes.coalesce();
+  return axes;
+}
+
+}  // namespace detail
+
 /// Plans the reduction `kind` of a dense row-major tensor of `type` and `extents` over
 /// `reduced_axes` (distinct axis indices, in any order; none: a copy; all: a scalar). The
 /// output is dense row-major over the kept axes in order. nax::shape_error for a dtype other
@@ -250,46 +278,33 @@ inline reduce_plan plan_reduce(nax::dtype type, ops::reduce_kind kind,
     p.path = reduce_path::fill;
     return p;
   }
-  // Axes of extent > 1, neighbours of the same role merged (their strides chain densely).
-  struct axis {
-    std::size_t extent;
-    std::ptrdiff_t stride;
-    bool reduced;
-  };
-  std::vector<axis> axes;
-  std::ptrdiff_t stride = 1;
-  for (std::size_t k = extents.size(); k-- > 0;) {
-    if (extents[k] == 1) continue;
-    if (!axes.empty() && axes.back().reduced == reduced[k])
-      axes.back().extent *= extents[k];
-    else
-      axes.push_back({extents[k], stride, reduced[k]});
-    stride *= static_cast<std::ptrdiff_t>(extents[k]);
-  }
-  std::reverse(axes.begin(), axes.end());  // outer to inner
-  const bool any_reduced = std::any_of(axes.begin(), axes.end(), [](auto& a) { return a.reduced; });
+  // The input (dense) and the output (dense over the kept axes, stride 0 along the reduced
+  // ones), coalesced: axes of extent > 1, neighbours of the same role merged.
+  strided_layout<6, 2> axes = detail::reduce_layout(extents, reduced);
+  const auto is_reduced = [&](std::size_t g) { return axes.stride(1, g) == 0; };
+  bool any_reduced = false;
+  for (std::size_t g = 0; g < axes.rank(); ++g) any_reduced = any_reduced || is_reduced(g);
   const std::size_t eb = size_of(type);
-  if (!any_reduced) {
+  if (axes.size() == 1 || !any_reduced) {  // (one element: coalesced to stride 0, not reduced)
     const std::size_t n[1] = {p.out_size};
     const std::ptrdiff_t unit[1] = {1};
     p.path = reduce_path::copy;
     p.copy = plan_copy(eb, n, unit, unit);
     return p;
   }
-  if (axes.size() > 2 * max_loop_rank)
+  if (axes.rank() > 2 * max_loop_rank)
     nax::detail::throw_shape_error("nax::kernels::reduce: more than ", 2 * max_loop_rank,
                                    " alternating kept and reduced axes", where());
-  const axis last = axes.back();
-  axes.pop_back();
-  p.inner = last.extent;
-  for (const axis& a : axes) {
-    detail::loop_nest<1>& nest = a.reduced ? p.reduced : p.kept;
-    nest.extent[nest.rank] = a.extent;
-    nest.stride[0][nest.rank] = a.stride;
+  const std::size_t last = axes.rank() - 1;
+  p.inner = axes.extent(last);
+  for (std::size_t g = 0; g < last; ++g) {
+    detail::loop_nest<1>& nest = is_reduced(g) ? p.reduced : p.kept;
+    nest.extent[nest.rank] = axes.extent(g);
+    nest.stride[0][nest.rank] = axes.stride(0, g);
     ++nest.rank;
   }
   const std::size_t threads = static_cast<std::size_t>(num_threads());
-  if (last.reduced) {
+  if (is_reduced(last)) {
     p.path = reduce_path::rows;
     p.items = p.out_size;
     const std::size_t per_item = p.count;

@@ -18,13 +18,14 @@ namespace nax::ops {
 /// What is wrong with an op's operand dtypes, if anything.
 enum class dtype_error : std::uint8_t {
   none,
-  arity,          // the wrong number of operands
-  mixed,          // value operands of different types
-  not_numeric,    // a type that is not f32, f64, i32 or i64 (bool, u8)
-  not_floating,   // an integer or bool type where f32 or f64 is needed
-  not_boolean,    // a non-bool type where bool is needed
-  mask_not_bool,  // select: the mask (operand 0) is not bool
-  not_selectable  // select: the values are u8
+  arity,           // the wrong number of operands
+  mixed,           // value operands of different types
+  not_numeric,     // a type that is not f32, f64, i32 or i64 (bool, u8)
+  not_floating,    // an integer or bool type where f32 or f64 is needed
+  not_boolean,     // a non-bool type where bool is needed
+  mask_not_bool,   // select: the mask (operand 0) is not bool
+  not_selectable,  // select: the values are u8
+  not_equatable    // equality: the operands are u8
 };
 
 /// The dtype an op gives over operands of `types`, or why it does not take them (`operand`: the
@@ -66,6 +67,9 @@ constexpr dtype_check check_dtypes(id op, std::span<const dtype> types) noexcept
     case operand_class::select:
       if (!is_numeric(t) && t != dtype::boolean) return {t, dtype_error::not_selectable, first};
       break;
+    case operand_class::equality:
+      if (!is_numeric(t) && t != dtype::boolean) return {t, dtype_error::not_equatable, first};
+      break;
   }
   return {in.result == result_rule::boolean ? dtype::boolean : t, dtype_error::none, 0};
 }
@@ -99,6 +103,8 @@ inline std::string describe(id op, const dtype_check& c, std::span<const dtype> 
       return nax::detail::message("the mask (operand 0) is ", at(0), ", not bool");
     case dtype_error::not_selectable:
       return nax::detail::message("needs f32, f64, i32, i64 or bool values, not ", at(c.operand));
+    case dtype_error::not_equatable:
+      return nax::detail::message("needs f32, f64, i32, i64 or bool operands, not ", at(c.operand));
   }
   return "";
 }

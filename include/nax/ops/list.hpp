@@ -8,6 +8,7 @@
 //
 // operands  the element types the op takes (ops/dtype_rules.hpp checks them):
 //   numeric   f32, f64, i32 or i64, every operand the same type
+//   equality  f32, f64, i32, i64 or bool, every operand the same type
 //   floating  f32 or f64, every operand the same type
 //   boolean   bool
 //   select    a bool mask, then two operands of one type (f32, f64, i32, i64 or bool)
@@ -42,8 +43,8 @@
   X(silu,          1, floating, same)            \
   X(leaky_relu,    2, floating, same)            \
   X(pow,           2, floating, same)            \
-  X(equal,         2, numeric,  boolean)         \
-  X(not_equal,     2, numeric,  boolean)         \
+  X(equal,         2, equality, boolean)         \
+  X(not_equal,     2, equality, boolean)         \
   X(less,          2, numeric,  boolean)         \
   X(less_equal,    2, numeric,  boolean)         \
   X(greater,       2, numeric,  boolean)         \
@@ -57,7 +58,7 @@
 namespace nax::ops {
 
 /// The element types an op takes (see the file comment).
-enum class operand_class : std::uint8_t { numeric, floating, boolean, select };
+enum class operand_class : std::uint8_t { numeric, floating, boolean, select, equality };
 /// The element type an op gives.
 enum class result_rule : std::uint8_t { same, boolean };
 

@@ -99,12 +99,14 @@ X fma(const X& a, const X& b, const X& c) {
   else
     return std::fma(a, b, c);
 }
+// A scalar runs the vector body in one lane: std::pow rounds differently from xsimd's, and a
+// scalar (a tail, a typed reader's scalar(i)) must give each lane's bits.
 template <class X>
 X pow(const X& x, const X& y) {
   if constexpr (is_vec_v<X>)
     return xsimd::pow(x, y);
   else
-    return std::pow(x, y);
+    return xsimd::pow(vec<X>(x), vec<X>(y)).get(0);
 }
 
 /// The alignment stream_store needs: a vector's size.
@@ -178,6 +180,12 @@ M logical_not(const M& a) {
     return !a;
   else
     return !a;
+}
+
+/// select between masks (where over bool values): a's lanes where m holds, b's elsewhere.
+template <class T>
+mask<T> select(const mask<T>& m, const mask<T>& a, const mask<T>& b) {
+  return logical_or(logical_and(m, a), logical_and(logical_not(m), b));
 }
 
 }  // namespace nax::simd

@@ -16,6 +16,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/cache_info.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
@@ -42,58 +43,6 @@ struct loop_shape {
     return r;
   }
 };
-
-// Merges destination axes k and k+1 wherever every participant (destination and operands)
-// steps through them as one (stride[k] == stride[k+1] * extent[k+1]); axes of extent 1 always
-// merge. Rewrites each participant's strides to the merged axes, outer to inner.
-template <std::size_t R, class Visit>
-loop_shape<R> coalesce(const std::array<std::size_t, (R > 0 ? R : 1)>& ext, Visit&& participants) {
-  loop_shape<R> shape;
-  if constexpr (R == 0) {
-    shape.extent[0] = 1;
-    participants([&](auto& s) { s[0] = 0; });
-    return shape;
-  } else {
-    // group[k]: the merged axis that destination axis k belongs to, counted from the inner end.
-    std::array<std::size_t, R> group{};
-    std::array<std::size_t, R> merged_extent{};
-    std::size_t groups = 1;
-    group[R - 1] = 0;
-    merged_extent[0] = ext[R - 1];
-    std::size_t inner_of_group = R - 1;
-    for (std::size_t k = R - 1; k-- > 0;) {
-      bool merge = ext[k] == 1;
-      if (!merge) {
-        merge = true;
-        participants([&](const auto& s) {
-          if (s[k] != s[inner_of_group] * static_cast<std::ptrdiff_t>(merged_extent[groups - 1]))
-            merge = false;
-        });
-      }
-      if (merge) {
-        group[k] = groups - 1;
-        merged_extent[groups - 1] *= ext[k];
-      } else {
-        group[k] = groups;
-        merged_extent[groups] = ext[k];
-        inner_of_group = k;
-        ++groups;
-      }
-    }
-    // Innermost original axis of each group gives the group's stride.
-    std::array<std::size_t, R> inner_axis{};
-    for (std::size_t k = R; k-- > 0;)
-      if (k == R - 1 || group[k] != group[k + 1]) inner_axis[group[k]] = k;
-    participants([&](auto& s) {
-      const auto old = s;
-      for (std::size_t g = 0; g < groups; ++g) s[groups - 1 - g] = old[inner_axis[g]];
-    });
-    shape.rank = groups;
-    for (std::size_t g = 0; g < groups; ++g) shape.extent[groups - 1 - g] = merged_extent[g];
-    return shape;
-  }
-}
-
 
 template <class T, std::size_t R>
 struct destination_cursor {
@@ -290,10 +239,17 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
     return;
   }
 
-  const loop_shape<R> shape = coalesce<R>(ext, [&](auto&& f) {
-    f(d.stride);
-    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
-  });
+  // The innermost axis stays, even of extent 1: a leaf that lacks it is compiled to read one
+  // value per row (leaf_cursor's Splat), which holds only along that axis.
+  loop_shape<R> shape;
+  shape.extent = ext;
+  shape.rank = coalesce_axes(
+      shape.extent, R,
+      [&](auto&& f) {
+        f(d.stride);
+        c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+      },
+      /*keep_inner=*/true);
   d.step = d.stride[shape.rank - 1];
   bool gathers = false;
   c.for_each_leaf([&](auto& leaf) {

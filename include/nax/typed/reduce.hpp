@@ -17,6 +17,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/row_reduce.hpp>
@@ -37,6 +38,157 @@ std::size_t element_count(const std::array<std::size_t, R>& ext) {
   return n;
 }
 
+/// A typed reduction's loop after coalescing: its shape; how many of its axes are kept (a
+/// prefix when the inner axis is reduced, else a suffix: merged axes never mix kept and reduced
+/// ones, whose output strides differ); and, with the inner axis kept, the output chunk a work
+/// item accumulates.
+template <std::size_t R>
+struct reduce_loop {
+  loop_shape<R> shape;
+  std::size_t kept_dims = 0;
+  std::size_t chunk = 0;
+};
+
+/// The output as a destination over loop order `Order`: its strides along the kept axes, 0
+/// along the reduced ones.
+template <class Order, class V, class Kept>
+auto reduce_destination(tensor_of<V, Kept>& out) {
+  constexpr std::size_t R = boost::mp11::mp_size<Order>::value;
+  destination_cursor<V, R> d;
+  d.base = out.data();
+  const auto own = row_major_strides(out.extents());
+  boost::mp11::mp_for_each<boost::mp11::mp_iota_c<R>>([&](auto k) {
+    using A = boost::mp11::mp_at_c<Order, decltype(k)::value>;
+    if constexpr (axes_contains_v<Kept, A>)
+      d.stride[k] = own[axes_index_of_v<Kept, A>];
+    else
+      d.stride[k] = 0;
+  });
+  return d;
+}
+
+/// The loop over `ext`, coalesced for the destination and every leaf of cursor c (their
+/// strides rewritten). The innermost axis stays, even of extent 1: the loop is compiled for its
+/// role. With the inner axis kept, a work item's output chunk: up to 16 KiB, so it stays in L1
+/// beside the input streaming past, and long runs of each input row (the prefetchers start over
+/// on every row); split finer only when there are too few kept rows to keep every thread busy.
+template <bool InnerReduced, class V, std::size_t R, class C>
+reduce_loop<R> coalesce_reduction(const std::array<std::size_t, R>& ext, C& c,
+                                  destination_cursor<V, R>& d) {
+  reduce_loop<R> loop;
+  loop_shape<R>& shape = loop.shape;
+  shape.extent = ext;
+  shape.rank = coalesce_axes(
+      shape.extent, R,
+      [&](auto&& f) {
+        f(d.stride);
+        c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
+      },
+      /*keep_inner=*/true);
+  c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
+  for (std::size_t j = 0; j < shape.rank; ++j) loop.kept_dims += d.stride[j] != 0;
+  const std::size_t n = shape.inner();
+  loop.chunk = n;
+  if constexpr (!InnerReduced) {
+    constexpr std::size_t w = simd::width<V>;
+    std::size_t kept_rows = 1;
+    for (std::size_t j = shape.rank - loop.kept_dims; j + 1 < shape.rank; ++j)
+      kept_rows *= shape.extent[j];
+    const std::size_t threads = num_threads();
+    const std::size_t splits = kept_rows >= threads ? 1 : (threads + kept_rows - 1) / kept_rows;
+    const std::size_t chunk =
+        std::min<std::size_t>({n, 16 * 1024 / sizeof(V), (n + splits - 1) / splits});
+    loop.chunk = std::max<std::size_t>(w, (chunk + w - 1) / w * w);
+  }
+  return loop;
+}
+
+/// Positions every leaf of `cur` at the row of loop index idx (its outer axes), and returns the
+/// destination's position there.
+template <class C, class V, std::size_t R>
+V* reduce_position(C& cur, const destination_cursor<V, R>& d, const loop_shape<R>& shape,
+                   const std::size_t* idx) {
+  cur.for_each_leaf(
+      [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx, shape.rank - 1)); });
+  return d.base + row_offset<R>(d.stride, idx, shape.rank - 1);
+}
+
+/// Work items [lo, hi) of a reduction whose inner axis is reduced: items are output elements;
+/// each reduces all its reduced rows in vector accumulators.
+template <class Red, row_access Access, class C, class V, std::size_t R>
+void reduce_row_items(C cur, const destination_cursor<V, R>& d, const reduce_loop<R>& loop,
+                      std::size_t lo, std::size_t hi) {
+  using vec = simd::vec<V>;
+  const loop_shape<R>& shape = loop.shape;
+  const std::size_t kept_dims = loop.kept_dims, n = shape.inner();
+  std::array<std::size_t, (R > 0 ? R : 1)> idx{};
+  std::size_t reduced_rows = 1;
+  for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
+  for (std::size_t item = lo; item < hi; ++item) {
+    split_index(item, shape.extent.data(), kept_dims, idx.data());
+    const vec id(Red::template identity<V>());
+    vec acc[4] = {id, id, id, id};
+    V* target = nullptr;
+    for (std::size_t r = 0; r < reduced_rows; ++r) {
+      split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
+                  idx.data() + kept_dims);
+      target = reduce_position(cur, d, shape, idx.data());
+      accumulate_row<Red>(
+          row_reader<V, C, Access>{&cur}, n, [](const vec& v) { return v; }, acc);
+    }
+    *target = Red::combine(*target, combine_accumulators<Red>(acc));
+  }
+}
+
+/// Work items [lo, hi) of a reduction whose inner axis is kept: items are (kept outer row,
+/// chunk of the inner axis); each folds every reduced row into its chunk of the output.
+template <class Red, row_access Access, class C, class V, std::size_t R>
+void reduce_column_items(C cur, const destination_cursor<V, R>& d, const reduce_loop<R>& loop,
+                         std::size_t lo, std::size_t hi) {
+  using vec = simd::vec<V>;
+  constexpr std::size_t w = simd::width<V>;
+  const loop_shape<R>& shape = loop.shape;
+  const std::size_t kept_dims = loop.kept_dims, n = shape.inner(), chunk = loop.chunk;
+  std::array<std::size_t, (R > 0 ? R : 1)> idx{};
+  const std::size_t reduced_dims = shape.rank - kept_dims;
+  std::size_t reduced_rows = 1;
+  for (std::size_t j = 0; j < reduced_dims; ++j) reduced_rows *= shape.extent[j];
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  for (std::size_t item = lo; item < hi; ++item) {
+    const std::size_t kept_row = item / chunks, part = item % chunks;
+    split_index(kept_row, shape.extent.data() + reduced_dims, kept_dims - 1,
+                idx.data() + reduced_dims);
+    const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
+    for (std::size_t r = 0; r < reduced_rows; ++r) {
+      split_index(r, shape.extent.data(), reduced_dims, idx.data());
+      V* const target = reduce_position(cur, d, shape, idx.data());
+      const auto x = cur.template reader<V, Access>();
+      std::size_t i = begin;
+      for (; i + w <= end; i += w) {
+        const vec v = Red::combine(vec::load_unaligned(target + i), x.load(i));
+        v.store_unaligned(target + i);
+      }
+      for (; i < end; ++i) target[i] = Red::combine(target[i], x.scalar(i));
+    }
+  }
+}
+
+/// The work items of a reduction's loop (see reduce_row_items and reduce_column_items).
+template <bool InnerReduced, std::size_t R>
+std::size_t reduce_items(const reduce_loop<R>& loop) {
+  const loop_shape<R>& shape = loop.shape;
+  std::size_t items = 1;
+  if constexpr (InnerReduced) {
+    for (std::size_t j = 0; j < loop.kept_dims; ++j) items *= shape.extent[j];
+  } else {
+    items = (shape.inner() + loop.chunk - 1) / loop.chunk;
+    for (std::size_t j = shape.rank - loop.kept_dims; j + 1 < shape.rank; ++j)
+      items *= shape.extent[j];
+  }
+  return items;
+}
+
+/// out (filled with Red's identity) = the reduction Red of e over axes Reduced, in parallel.
 template <class Red, class V, class E, class Kept, class Reduced>
 void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   constexpr bool inner_reduced =
@@ -50,114 +202,22 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   boost::mp11::mp_for_each<boost::mp11::mp_iota_c<R>>([&](auto k) {
     ext[k] = e.template extent<boost::mp11::mp_at_c<order, decltype(k)::value>>();
   });
-
   auto c = e.template cursor<order>();
-  destination_cursor<V, R> d;
-  d.base = out.data();
-  {
-    const auto own = row_major_strides(out.extents());
-    boost::mp11::mp_for_each<boost::mp11::mp_iota_c<R>>([&](auto k) {
-      using A = boost::mp11::mp_at_c<order, decltype(k)::value>;
-      if constexpr (axes_contains_v<Kept, A>)
-        d.stride[k] = own[axes_index_of_v<Kept, A>];
-      else
-        d.stride[k] = 0;
-    });
-  }
-  const loop_shape<R> shape = coalesce<R>(ext, [&](auto&& f) {
-    f(d.stride);
-    c.for_each_leaf([&](auto& leaf) { f(leaf.stride); });
-  });
-  c.for_each_leaf([&](auto& leaf) { leaf.step = leaf.stride[shape.rank - 1]; });
-  // Merged axes never mix kept and reduced ones (the output strides differ), so the kept axes
-  // are a prefix (inner_reduced) or a suffix of the merged ones.
-  std::size_t kept_dims = 0;
-  for (std::size_t j = 0; j < shape.rank; ++j) kept_dims += d.stride[j] != 0;
-  const std::size_t n = shape.inner();
-  constexpr std::size_t w = simd::width<V>;
-  using vec = simd::vec<V>;
+  destination_cursor<V, R> d = reduce_destination<order, V, Kept>(out);
+  const reduce_loop<R> loop = coalesce_reduction<inner_reduced>(ext, c, d);
 
-  // Kept inner axis: the output chunk each work item accumulates. Up to 16 KiB, so it stays in
-  // L1 beside the input streaming past, and long runs of each input row (the prefetchers start
-  // over on every row); split finer only when there are too few kept rows to keep every thread
-  // busy.
-  std::size_t chunk = n;
-  if constexpr (!inner_reduced) {
-    std::size_t kept_rows = 1;
-    for (std::size_t j = shape.rank - kept_dims; j + 1 < shape.rank; ++j)
-      kept_rows *= shape.extent[j];
-    const std::size_t threads = num_threads();
-    const std::size_t splits = kept_rows >= threads ? 1 : (threads + kept_rows - 1) / kept_rows;
-    chunk = std::min<std::size_t>({n, 16 * 1024 / sizeof(V), (n + splits - 1) / splits});
-    chunk = std::max<std::size_t>(w, (chunk + w - 1) / w * w);
-  }
-  auto run = [&](auto cur, auto access, std::size_t lo, std::size_t hi) {
-    constexpr row_access Access = decltype(access)::value;
-    std::array<std::size_t, (R > 0 ? R : 1)> idx{};
-    auto position = [&] {
-      cur.for_each_leaf([&](auto& leaf) {
-        leaf.start_row(row_offset<R>(leaf.stride, idx.data(), shape.rank - 1));
-      });
-      return d.base + row_offset<R>(d.stride, idx.data(), shape.rank - 1);
-    };
-    if constexpr (inner_reduced) {
-      // Work items are output elements; each reduces all its reduced rows.
-      std::size_t reduced_rows = 1;
-      for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
-      for (std::size_t item = lo; item < hi; ++item) {
-        split_index(item, shape.extent.data(), kept_dims, idx.data());
-        const vec id(Red::template identity<V>());
-        vec acc[4] = {id, id, id, id};
-        V* target = nullptr;
-        for (std::size_t r = 0; r < reduced_rows; ++r) {
-          split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
-                      idx.data() + kept_dims);
-          target = position();
-          accumulate_row<Red>(
-              row_reader<V, decltype(cur), Access>{&cur}, n, [](const vec& v) { return v; }, acc);
-        }
-        *target = Red::combine(*target, combine_accumulators<Red>(acc));
-      }
-    } else {
-      // Work items are (kept outer row, chunk of the inner axis); each accumulates its chunk
-      // of the output over all reduced rows.
-      const std::size_t reduced_dims = shape.rank - kept_dims;
-      std::size_t reduced_rows = 1;
-      for (std::size_t j = 0; j < reduced_dims; ++j) reduced_rows *= shape.extent[j];
-      const std::size_t chunks = (n + chunk - 1) / chunk;
-      for (std::size_t item = lo; item < hi; ++item) {
-        const std::size_t kept_row = item / chunks, part = item % chunks;
-        split_index(kept_row, shape.extent.data() + reduced_dims, kept_dims - 1,
-                    idx.data() + reduced_dims);
-        const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
-        for (std::size_t r = 0; r < reduced_rows; ++r) {
-          split_index(r, shape.extent.data(), reduced_dims, idx.data());
-          V* const target = position();
-          const auto x = cur.template reader<V, Access>();
-          std::size_t i = begin;
-          for (; i + w <= end; i += w) {
-            const vec v = Red::combine(vec::load_unaligned(target + i), x.load(i));
-            v.store_unaligned(target + i);
-          }
-          for (; i < end; ++i) target[i] = Red::combine(target[i], x.scalar(i));
-        }
-      }
-    }
-  };
-
-  std::size_t items;
-  if constexpr (inner_reduced) {
-    items = 1;
-    for (std::size_t j = 0; j < kept_dims; ++j) items *= shape.extent[j];
-  } else {
-    items = (n + chunk - 1) / chunk;
-    for (std::size_t j = shape.rank - kept_dims; j + 1 < shape.rank; ++j) items *= shape.extent[j];
-  }
+  const std::size_t items = reduce_items<inner_reduced>(loop);
   const std::size_t per_item =
       std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
   auto run_all = [&](auto access) {
-    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) { run(c, access, lo, hi); });
+    constexpr row_access Access = decltype(access)::value;
+    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+      if constexpr (inner_reduced)
+        reduce_row_items<Red, Access>(c, d, loop, lo, hi);
+      else
+        reduce_column_items<Red, Access>(c, d, loop, lo, hi);
+    });
   };
   if (contiguous_rows(c))
     run_all(std::integral_constant<row_access, row_access::contiguous>{});

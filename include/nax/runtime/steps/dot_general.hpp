@@ -193,7 +193,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
       if (fused->has_bias) step->bias = s.args[2];
       if (fused->has_activation)
         step->activation =
-            kernels::dense_activation<T>(static_cast<std::size_t>(fused->activation));
+            kernels::dense_activation<T>(fused->activation);
     }
     return step;
   });

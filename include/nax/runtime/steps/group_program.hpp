@@ -77,7 +77,7 @@ NAX_RUNTIME_INLINE kernels::elementwise_program group_program(
       continue;
     }
     kernels::elementwise_instruction ins;
-    ins.op = static_cast<std::uint8_t>(op.as<graph::elementwise_op>().op);
+    ins.op = op.as<graph::elementwise_op>().op;
     for (std::size_t a = 0; a < op.inputs.size(); ++a) ins.args[a] = operand(op.inputs[a]);
     of.push_back(kernels::elementwise_operand::result(
         static_cast<std::uint32_t>(program.instructions.size())));

@@ -1,0 +1,149 @@
+#pragma once
+// The cursor protocol of the typed layer, at its leaves: a cursor evaluates an expression over
+// destination axes D row by row. The evaluator positions every leaf at a row (start_row), then
+// reads the row through the reader the cursor hands out (readers.hpp); a row's last, partial
+// vector goes through load_tail.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/kernels/row_io.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/typed/expression/lanes.hpp>
+#include <nax/typed/expression/readers.hpp>
+
+namespace nax::detail {
+
+/// Reads elements of one leaf over the destination's axes. Strides are in elements, one per
+/// destination axis (0 where the leaf lacks the axis: a broadcast); the evaluator may merge
+/// axes (coalesce_axes) and then uses the first `outer` strides for the row and `step` within it.
+/// `Splat`: the leaf lacks the destination's innermost axis, so each row is one value.
+template <class T, std::size_t R, bool Splat>
+struct leaf_cursor {
+  using value_type = T;
+  using lane_type = lane_of_value<T>;
+  static constexpr bool splat_row = Splat;
+  static constexpr std::size_t splat_size = 64 / sizeof(T);
+
+  const T* base = nullptr;
+  std::array<std::ptrdiff_t, (R > 0 ? R : 1)> stride{};
+  std::ptrdiff_t step = 0;
+  const T* row = nullptr;
+  alignas(64) T splat[splat_size]{};
+
+  template <class F>
+  void for_each_leaf(F&& f) {
+    f(*this);
+  }
+  template <class F>
+  void for_each_leaf(F&& f) const {
+    f(*this);
+  }
+
+  /// Whether the current layout lets reader<L, row_access::contiguous>() read this leaf.
+  bool contiguous() const { return step == (Splat ? 0 : 1); }
+
+  /// Positions at the start of a row. A row at step 0 that is not known to be one value (a
+  /// degenerate stride) reads from a splat buffer, so a full vector load yields it in every lane.
+  void start_row(std::ptrdiff_t offset) {
+    const T* p = base + offset;
+    if (!Splat && step == 0) {
+      std::fill(splat, splat + splat_size, *p);
+      row = splat;
+    } else {
+      row = p;
+    }
+  }
+
+  template <class L, row_access Access>
+  auto reader() const {
+    if constexpr (Splat)
+      return splat_reader<L, T>{*row};
+    else if constexpr (Access == row_access::contiguous)
+      return contiguous_reader<L, T>{row};
+    else
+      return strided_reader<L, T>{row, step};
+  }
+
+  /// For a row's last, partial vector: the n elements from i are copied into the (otherwise
+  /// unused) splat buffer, padded, and read from there at position 0 until leave_tail(). So an
+  /// expression has one load path, instantiated once, for full and partial vectors alike.
+  void enter_tail(std::size_t i, std::size_t n) {
+    saved_row = row;
+    saved_step = step;
+    if (Splat || step == 0) return;  // a one-value row is read the same in the tail
+    const T* p = row + static_cast<std::ptrdiff_t>(i) * step;
+    for (std::size_t j = 0; j < splat_size; ++j)
+      splat[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
+    row = splat;
+    step = 1;
+  }
+  void leave_tail() {
+    row = saved_row;
+    step = saved_step;
+  }
+
+ private:
+  const T* saved_row = nullptr;
+  std::ptrdiff_t saved_step = 0;
+};
+
+/// Whether every leaf of cursor c can be read with row_access::contiguous.
+template <class C>
+bool contiguous_rows(const C& c) {
+  bool ok = true;
+  c.for_each_leaf([&](const auto& leaf) { ok = ok && leaf.contiguous(); });
+  return ok;
+}
+
+/// The vector at positions [i, i + n) of cursor c's current row, n < width, padded (the padding
+/// lanes hold the value pad_value gives each leaf; callers mask them out where it matters).
+template <class L, class C>
+auto load_tail(C& c, std::size_t i, std::size_t n) {
+  c.for_each_leaf([&](auto& leaf) { leaf.enter_tail(i, n); });
+  auto v = c.template reader<L, row_access::contiguous>().load(0);
+  c.for_each_leaf([](auto& leaf) { leaf.leave_tail(); });
+  return v;
+}
+
+/// Cursor c's current row as a kernel reads it, at lane V: `load(i)`, `load_tail(i, n)`,
+/// `scalar(i)` (the reader's pointers are copied in, so they stay in registers).
+template <class V, class C, row_access Access>
+struct row_reader {
+  C* c;
+  decltype(std::declval<const C&>().template reader<V, Access>()) r =
+      c->template reader<V, Access>();
+  simd::vec<V> load(std::size_t i) const { return r.load(i); }
+  simd::vec<V> load_tail(std::size_t i, std::size_t n) const {
+    return detail::load_tail<V>(*c, i, n);
+  }
+  V scalar(std::size_t i) const { return r.scalar(i); }
+};
+
+/// Whether a leaf over axes Own read over destination axes D is one value per row (it lacks
+/// D's innermost axis).
+template <class D, class Own>
+consteval bool splat_rows() {
+  if constexpr (boost::mp11::mp_empty<D>::value)
+    return false;
+  else
+    return !axes_contains_v<Own, boost::mp11::mp_back<D>>;
+}
+
+/// A leaf cursor over destination axes D for data laid out over `Own...` with `strides`.
+template <class D, class... Own, class T, std::size_t N>
+auto make_leaf_cursor(const T* data, const std::array<std::ptrdiff_t, N>& strides) {
+  constexpr std::size_t R = boost::mp11::mp_size<D>::value;
+  leaf_cursor<T, R, splat_rows<D, axes<Own...>>()> c;
+  c.base = data;
+  std::size_t k = 0;
+  ((c.stride[axes_index_of_v<D, Own>] = strides[k++]), ...);
+  return c;
+}
+
+}  // namespace nax::detail
