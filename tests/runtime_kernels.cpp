@@ -1,4 +1,4 @@
-// The runtime's kernels, compiled once for the whole test suite (NAX_SEPARATE_RUNTIME, see
-// nax/runtime/linkage.hpp) rather than in every test that specializes a graph.
+// runtime_kernels.cpp: the runtime's kernels, in exactly one file of a program built with
+// NAX_SEPARATE_RUNTIME (see nax/runtime/linkage.hpp).
 #define NAX_RUNTIME_IMPLEMENTATION
 #include <nax/runtime/step_kernels.hpp>
