@@ -15,6 +15,9 @@ if(rc EQUAL 0)
   message(FATAL_ERROR "${SOURCE} compiled with NAX_COMPILE_FAIL; it must not")
 endif()
 
+# g++ quotes with ‘ ’ in a UTF-8 locale and with ' ' in the C locale: compare in the latter.
+string(REPLACE "‘" "'" err "${err}")
+string(REPLACE "’" "'" err "${err}")
 string(REGEX MATCH "[^\n]*: error: [^\n]*" first "${err}")
 file(STRINGS ${SOURCE} expectations REGEX "^// expect(-${FAMILY})?: ")
 if(NOT expectations)

@@ -29,9 +29,22 @@ using nax::shape;
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
+// ThreadSanitizer's runtime, which clang links statically, defines operator new itself, so the
+// counter cannot replace it there: the allocation test is skipped under TSan (other builds run it).
+#if defined(__SANITIZE_THREAD__)
+#define NAX_TEST_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NAX_TEST_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef NAX_TEST_COUNT_ALLOCATIONS
+#define NAX_TEST_COUNT_ALLOCATIONS 1
+#endif
 namespace {
 std::atomic<long> allocations{0};
 }
+#if NAX_TEST_COUNT_ALLOCATIONS
 void* operator new(std::size_t n) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -49,6 +62,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#endif
 
 namespace {
 
@@ -320,7 +334,8 @@ TEST_CASE("pre-specialization makes the first run a hit") {
                        nax::shape_error);
 }
 
-TEST_CASE("a warm run into given outputs allocates nothing") {
+TEST_CASE("a warm run into given outputs allocates nothing" *
+          doctest::skip(!NAX_TEST_COUNT_ALLOCATIONS)) {
   g::builder b;
   auto x = b.parameter("x", f32({"batch", h}));
   auto w = b.parameter("w", f32({h, k}));
