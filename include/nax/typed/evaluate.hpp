@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -119,6 +120,30 @@ std::pair<std::uintptr_t, std::uintptr_t> byte_range(
   return {lo, lo + (last + 1) * elem};
 }
 
+/// How the leaves of an expression overlap its destination: whether any reads it at all, and
+/// whether one reads it through another layout (then each element is not read where it is
+/// written, and the assignment goes through a temporary).
+struct destination_overlap {
+  bool reads = false, aliased = false;
+};
+
+template <class C, class V, std::size_t R>
+destination_overlap overlap_of(const C& c, const destination_cursor<V, R>& d,
+                               const std::array<std::size_t, (R > 0 ? R : 1)>& ext,
+                               std::pair<std::uintptr_t, std::uintptr_t> dst_bytes) {
+  destination_overlap o;
+  c.for_each_leaf([&](const auto& leaf) {
+    using LT = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+    const auto r = byte_range<R>(leaf.base, leaf.stride, ext, sizeof(LT));
+    const bool overlap = r.first < dst_bytes.second && dst_bytes.first < r.second;
+    o.reads |= overlap;
+    if (overlap && (static_cast<const void*>(leaf.base) != static_cast<const void*>(d.base) ||
+                    !std::equal(d.stride.begin(), d.stride.begin() + R, leaf.stride.begin())))
+      o.aliased = true;
+  });
+  return o;
+}
+
 /// Tile of the loop when an operand is read across the inner axis (a transposition): 16 rows
 /// by 64 inner positions, so each cache line the gathers touch serves all 16 rows while hot.
 inline constexpr std::size_t gather_tile_rows = 16, gather_tile_inner = 64;
@@ -220,19 +245,9 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   auto c = e.template cursor<dst_axes>();
   destination_cursor<V, R> d = make_destination<dst_axes>(dst);
 
-  // Aliasing: an operand overlapping the destination must read each element where it writes it.
-  bool aliased = false, reads_destination = false;
   const auto dst_bytes = byte_range<R>(d.base, d.stride, ext, sizeof(V));
-  c.for_each_leaf([&](const auto& leaf) {
-    using LT = typename std::remove_cvref_t<decltype(leaf)>::value_type;
-    const auto r = byte_range<R>(leaf.base, leaf.stride, ext, sizeof(LT));
-    const bool overlap = r.first < dst_bytes.second && dst_bytes.first < r.second;
-    reads_destination |= overlap;
-    if (overlap && (static_cast<const void*>(leaf.base) != static_cast<const void*>(d.base) ||
-                    !std::equal(d.stride.begin(), d.stride.begin() + R, leaf.stride.begin())))
-      aliased = true;
-  });
-  if (aliased) {
+  const destination_overlap overlap = overlap_of(c, d, ext, dst_bytes);
+  if (overlap.aliased) {
     tensor<V, D...> tmp(dst.extents());
     assign(tmp.view(), e);
     assign(dst, tmp.view());
@@ -259,7 +274,7 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   // An output larger than this core's share of the last-level cache would only evict the
   // inputs: write it around the caches (unless the expression reads it back in place).
   const cache_sizes& caches = machine_caches();
-  d.stream = d.step == 1 && !reads_destination &&
+  d.stream = d.step == 1 && !overlap.reads &&
              dst_bytes.second - dst_bytes.first >= caches.l3 / caches.l3_sharing;
 
   using lane =
