@@ -52,7 +52,7 @@ std::string steps_of(const nax::executable& ex) {
   std::string r;
   for (const g::program_step& s : ex.program().steps) {
     if (!r.empty()) r += ", ";
-    r += s.fused ? std::string(g::name(s.fused->kind)) : std::string(g::name(s.kind));
+    r += s.fused ? std::string(g::name(s.fused->kind)) : std::string(g::name(s.kind()));
   }
   return r;
 }

@@ -131,15 +131,14 @@ std::vector<dyn_tensor> make_outputs(nax::executable& ex, const nax::bindings& b
 struct direct_kernels {
   std::shared_ptr<const nax::runtime::specialization> s;
   std::vector<void*> values;
-  std::unique_ptr<std::byte, nax::runtime::arena::aligned_delete> arena;
+  nax::detail::aligned_ptr<std::byte> arena;
 
   direct_kernels(const nax::executable& ex, const nax::bindings& b,
                  std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs)
       : s(ex.cached(b)) {
     const g::program& p = ex.program();
     if (!s) fail("direct_kernels: binding not cached");
-    arena.reset(static_cast<std::byte*>(
-        ::operator new (std::max<std::size_t>(s->arena_bytes, 64), std::align_val_t{64})));
+    arena = nax::detail::allocate_aligned<std::byte>(std::max<std::size_t>(s->arena_bytes, 64));
     values.assign(p.values.size(), nullptr);
     for (std::size_t v = 0; v < p.values.size(); ++v) {
       const g::program_value& pv = p.values[v];
@@ -343,8 +342,8 @@ void section_specialize(const options& o) {
   const g::value out0 = build_chain(b0, target_nodes);
   const g::program p0 = g::compile_program(b0, std::span<const g::value>(&out0, 1), unfused);
   const nax::bindings bind{{"batch", 32}};
-  std::size_t kinds[16] = {};
-  for (const auto& s : p0.steps) ++kinds[static_cast<std::size_t>(s.kind) % 16];
+  std::size_t kinds[32] = {};
+  for (const auto& s : p0.steps) ++kinds[static_cast<std::size_t>(s.kind())];
   std::printf(
       "graph: %zu builder nodes (%zu parameters), program: %zu values, %zu steps "
       "(dot_general %zu, elementwise %zu, layer_norm %zu, softmax %zu); binding "

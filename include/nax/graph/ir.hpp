@@ -7,6 +7,7 @@
 // outputs no longer need.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -16,8 +17,21 @@
 namespace nax::graph {
 
 /// For each node, the nodes that read it, ascending (a node reading another twice is listed
-/// once).
-using user_lists = std::vector<std::vector<node_id>>;
+/// once): users[i] is a span. Two arrays for the whole graph (offsets and ids), so computing it
+/// costs two allocations whatever the graph's size.
+class user_lists {
+ public:
+  user_lists() = default;
+  std::span<const node_id> operator[](node_id i) const noexcept {
+    return {ids_.data() + begin_[i], ids_.data() + begin_[i + 1]};
+  }
+  std::size_t size() const noexcept { return begin_.empty() ? 0 : begin_.size() - 1; }
+
+ private:
+  friend class ir;
+  std::vector<std::uint32_t> begin_;  // node i's users are ids_[begin_[i], begin_[i + 1])
+  std::vector<node_id> ids_;
+};
 
 class ir {
  public:
@@ -82,10 +96,25 @@ NAX_RUNTIME_INLINE node_id ir::add(node n, bool keep_origin) {
 }
 
 NAX_RUNTIME_INLINE user_lists ir::users() const {
-  user_lists u(nodes_.size());
-  for (std::size_t i = 0; i < nodes_.size(); ++i)
-    for (node_id in : nodes_[i].inputs)
-      if (u[in].empty() || u[in].back() != i) u[in].push_back(static_cast<node_id>(i));
+  // Counting sort of the (input, reader) edges by input; readers come out ascending because
+  // nodes are visited in order, and a repeated input of one reader is skipped.
+  const std::size_t n = nodes_.size();
+  user_lists u;
+  u.begin_.assign(n + 1, 0);
+  auto repeated = [&](const node& x, std::size_t k) {
+    for (std::size_t j = 0; j < k; ++j)
+      if (x.inputs[j] == x.inputs[k]) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < nodes_[i].inputs.size(); ++k)
+      if (!repeated(nodes_[i], k)) ++u.begin_[nodes_[i].inputs[k] + 1];
+  for (std::size_t i = 0; i < n; ++i) u.begin_[i + 1] += u.begin_[i];
+  u.ids_.resize(u.begin_[n]);
+  std::vector<std::uint32_t> at(u.begin_.begin(), u.begin_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < nodes_[i].inputs.size(); ++k)
+      if (!repeated(nodes_[i], k)) u.ids_[at[nodes_[i].inputs[k]]++] = static_cast<node_id>(i);
   return u;
 }
 
@@ -110,6 +139,17 @@ NAX_RUNTIME_INLINE std::vector<node_id> ir::sort_and_prune() {
     if (needed[i]) continue;
     needed[i] = 1;
     for (node_id in : nodes_[i].inputs) stack.push_back(in);
+  }
+  // Already in order and nothing to drop (a pass that found nothing to rewrite): nothing moves.
+  bool ordered = true;
+  for (std::size_t i = 0; ordered && i < n; ++i) {
+    ordered = needed[i] != 0;
+    for (node_id in : nodes_[i].inputs) ordered = ordered && in < i;
+  }
+  if (ordered) {
+    std::vector<node_id> same(n);
+    for (std::size_t i = 0; i < n; ++i) same[i] = static_cast<node_id>(i);
+    return same;
   }
   // Kahn's algorithm over the needed nodes, smallest old id first.
   std::vector<std::size_t> waiting(n, 0);
