@@ -140,16 +140,25 @@ NAX_RUNTIME_INLINE std::vector<node_id> ir::sort_and_prune() {
     needed[i] = 1;
     for (node_id in : nodes_[i].inputs) stack.push_back(in);
   }
-  // Already in order and nothing to drop (a pass that found nothing to rewrite): nothing moves.
+  // Every needed node after its inputs (a pass that only merged or dropped nodes): the order
+  // stands, and the needed nodes move up in place, with no copy of the graph.
   bool ordered = true;
-  for (std::size_t i = 0; ordered && i < n; ++i) {
-    ordered = needed[i] != 0;
-    for (node_id in : nodes_[i].inputs) ordered = ordered && in < i;
-  }
+  for (std::size_t i = 0; ordered && i < n; ++i)
+    if (needed[i])
+      for (node_id in : nodes_[i].inputs) ordered = ordered && in < i;
   if (ordered) {
-    std::vector<node_id> same(n);
-    for (std::size_t i = 0; i < n; ++i) same[i] = static_cast<node_id>(i);
-    return same;
+    std::vector<node_id> new_id(n, no_node);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!needed[i]) continue;
+      new_id[i] = static_cast<node_id>(kept);
+      for (node_id& in : nodes_[i].inputs) in = new_id[in];
+      if (kept != i) nodes_[kept] = std::move(nodes_[i]);
+      ++kept;
+    }
+    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(kept), nodes_.end());
+    for (node_id& o : outputs_) o = new_id[o];
+    return new_id;
   }
   // Kahn's algorithm over the needed nodes, smallest old id first.
   std::vector<std::size_t> waiting(n, 0);

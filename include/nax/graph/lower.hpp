@@ -41,6 +41,8 @@ inline void check_bindable(const node& n) {
 NAX_RUNTIME_INLINE program lower(const ir& g) {
   const std::span<const node> nodes = g.nodes();
   program p;
+  p.values.reserve(nodes.size());  // one value per node, but fused steps' unread extra results
+  p.steps.reserve(nodes.size());
   std::vector<value_index> value_of(nodes.size(), no_value);
   auto add_value = [&](node_id i, value_role role, std::uint32_t step) {
     program_value v;

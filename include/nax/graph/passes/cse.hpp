@@ -15,7 +15,6 @@ NAX_RUNTIME_INLINE void cse(ir& g);
 #if NAX_RUNTIME_DEFINITIONS
 #include <bit>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace nax::graph::passes {
@@ -41,8 +40,14 @@ inline bool same_node(const node& a, const node& b) {
 }  // namespace detail
 
 NAX_RUNTIME_INLINE void cse(ir& g) {
-  std::unordered_multimap<std::size_t, node_id> seen;
-  seen.reserve(g.size());
+  // An open-addressing table of the distinct nodes met so far, by hash: one allocation.
+  std::size_t slots = 16;
+  while (slots < 2 * g.size()) slots *= 2;
+  struct slot {
+    std::size_t hash = 0;
+    node_id id = ir::no_node;
+  };
+  std::vector<slot> table(slots);
   bool merged = false;
   std::vector<node_id> same(g.size());
   for (node_id i = 0; i < g.size(); ++i) {
@@ -51,14 +56,14 @@ NAX_RUNTIME_INLINE void cse(ir& g) {
     for (node_id& in : n.inputs) in = same[in];  // earlier nodes are already merged
     if (n.kind() == op_kind::parameter) continue;
     const std::size_t h = detail::node_hash(n);
-    const auto [first, last] = seen.equal_range(h);
-    for (auto it = first; it != last; ++it)
-      if (detail::same_node(g[it->second], n)) {
-        same[i] = it->second;
+    std::size_t k = h & (slots - 1);
+    for (; table[k].id != ir::no_node; k = (k + 1) & (slots - 1))
+      if (table[k].hash == h && detail::same_node(g[table[k].id], n)) {
+        same[i] = table[k].id;
         merged = true;
         break;
       }
-    if (same[i] == i) seen.emplace(h, i);
+    if (same[i] == i) table[k] = {h, i};
   }
   if (!merged) return;
   std::vector<node_id> outputs(g.outputs().begin(), g.outputs().end());
