@@ -55,6 +55,30 @@ TEST_CASE("sort_and_prune drops what no output needs, keeps parameters, restores
   CHECK(ir[ir.outputs()[0]].origin == c.id());  // origins survive renumbering
 }
 
+TEST_CASE("sort_and_prune keeps an order that stands and renumbers what it keeps") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch"}));
+  auto dead = g::tanh(x);
+  auto a = g::exp(x);
+  auto dead2 = g::log(a);
+  auto c = a * a;
+  g::ir ir = b.graph();
+  ir.set_outputs({c.id(), a.id()});
+  const std::vector<g::node_id> id = ir.sort_and_prune();
+  CHECK(id[dead.id()] == g::ir::no_node);
+  CHECK(id[dead2.id()] == g::ir::no_node);
+  CHECK(id[x.id()] == 0);
+  CHECK(id[a.id()] == 1);
+  CHECK(id[c.id()] == 2);
+  REQUIRE(ir.size() == 3);
+  CHECK(ir[2].inputs[0] == 1);
+  CHECK(ir[2].inputs[1] == 1);
+  CHECK(ir[1].origin == a.id());
+  CHECK(ir.outputs()[0] == 2);
+  CHECK(ir.outputs()[1] == 1);
+  CHECK(ir.sort_and_prune() == std::vector<g::node_id>{0, 1, 2});  // nothing left to drop
+}
+
 TEST_CASE("sort_and_prune refuses a cycle, naming what went wrong") {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f32, {"batch"}));
