@@ -1,7 +1,7 @@
 // The compiled component nax::runtime (nax_runtime): the one definition of every function that
 // the headers mark NAX_RUNTIME_INLINE (the graph layer, its passes, the runtime and its step
-// kernels), for programs that define NAX_SEPARATE_RUNTIME (linking nax::runtime does) and so see
-// only their declarations. See nax/core/linkage.hpp.
+// kernels, the jit bridge's dense copies), for programs that define NAX_SEPARATE_RUNTIME
+// (linking nax::runtime does) and so see only their declarations. See nax/core/linkage.hpp.
 #define NAX_RUNTIME_IMPLEMENTATION
 #include <nax/exec/cache_info.hpp>
 #include <nax/graph/builder.hpp>
@@ -27,6 +27,8 @@
 #include <nax/graph/passes/fuse_softmax.hpp>
 #include <nax/graph/passes/fusion_group.hpp>
 #include <nax/graph/to_dot.hpp>
+#include <nax/jit/typed_dyn.hpp>
+#include <nax/kernels/gemm.hpp>
 #include <nax/runtime/compile.hpp>
 #include <nax/runtime/executable.hpp>
 #include <nax/runtime/input_signature.hpp>

@@ -3,6 +3,9 @@
 // the input and the axis.
 #include "jit_helpers.hpp"
 
+#include <nax/typed/layout.hpp>
+
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +53,27 @@ TEST_CASE("jit: gelu(dot(x, w) + b) is a dot and one fused node, equal to eager 
   s = ex.stats();
   CHECK(s.misses == 3);
   CHECK(s.hits == 1);
+}
+
+TEST_CASE("jit: strided views are copied dense, and give the bits dense tensors give") {
+  auto f = nax::jit(dense_gelu, nax::input<float, batch, hidden>("x"),
+                    nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));
+  nax::tensor<float, ff, hidden> w_stored;  // w stored transposed: a permuted view
+  nax::tensor<float, batch, hidden> x_rows(batch(7));
+  nax::tensor<float, ff> b;
+  fill(w_stored, 4);
+  fill(x_rows, 5);
+  fill(b, 6);
+  const auto w = nax::permute<hidden, ff>(w_stored);
+  const auto x = nax::slice<batch>(x_rows, 2, 6);  // rows are contiguous: no copy needed
+  const nax::tensor<float, batch, ff> y = f(x, w, b);
+  const nax::tensor<float, batch, hidden> x_dense(x);
+  const nax::tensor<float, hidden, ff> w_dense(w);
+  const nax::tensor<float, batch, ff> want = f(x_dense, w_dense, b);
+  REQUIRE(y.extent<batch>() == 4);
+  CHECK(std::equal(y.data(), y.data() + y.size(), want.data()));
+  CHECK(x_dense(0, 1) == x_rows(2, 1));
+  CHECK(w_dense(3, 5) == w_stored(5, 3));
 }
 
 TEST_CASE("jit: concurrent calls with different bindings") {

@@ -78,7 +78,7 @@ TEST_CASE("contracting several axes, a vector dot and an outer product") {
   nax::tensor<double, l_ax, j_ax, k_ax> b(l_ax{5}, j_ax{2}, k_ax{4});
   fill_pattern(a, 5);
   fill_pattern(b, 6);
-  auto c = nax::dot<k_ax, l_ax>(a, b);  // b's (l, k) layout: no single stride, packed run by run
+  auto c = nax::dot<k_ax, l_ax>(a, b);  // b's (l, k) layout: no single stride, copied dense
   static_assert(std::is_same_v<decltype(c)::axes_type, nax::axes<i_ax, j_ax>>);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 2; ++j) {
@@ -120,6 +120,27 @@ TEST_CASE("transposed and sliced views are read through their strides") {
       for (std::size_t k = 0; k < 33; ++k) want += double(at(k, i)) * double(bt(j + 3, k));
       wrong += !(std::abs(double(c(i, j)) - want) <= tolerance<float>(33));
     }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("operands whose axis groups have no single stride are copied in group order") {
+  // Batch axes (b, l) in a's order and b's reversed, the rows split by them: every group of a
+  // and of b needs the copy.
+  nax::tensor<double, b_ax, i_ax, l_ax, k_ax> a(b_ax{2}, i_ax{3}, l_ax{4}, k_ax{5});
+  nax::tensor<double, k_ax, l_ax, j_ax, b_ax> b(k_ax{5}, l_ax{4}, j_ax{3}, b_ax{2});
+  fill_pattern(a, 13);
+  fill_pattern(b, 14);
+  auto c = nax::dot<k_ax>(a, b);
+  static_assert(std::is_same_v<decltype(c)::axes_type, nax::axes<b_ax, l_ax, i_ax, j_ax>>);
+  std::size_t wrong = 0;
+  for (std::size_t bb = 0; bb < 2; ++bb)
+    for (std::size_t l = 0; l < 4; ++l)
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 3; ++j) {
+          double want = 0;
+          for (std::size_t k = 0; k < 5; ++k) want += a(bb, i, l, k) * b(k, l, j, bb);
+          wrong += !(std::abs(c(bb, l, i, j) - want) <= tolerance<double>(5));
+        }
   CHECK(wrong == 0);
 }
 

@@ -25,3 +25,17 @@
 #else
 #define NAX_RUNTIME_INLINE inline
 #endif
+
+// Explicit instantiations the compiled component holds: templates a program would otherwise
+// instantiate for the common element types (the dense float and double GEMM). A header writes
+// `NAX_RUNTIME_TEMPLATE void f<float>(...);` after f's definition: an explicit instantiation
+// declaration (extern template) where NAX_SEPARATE_RUNTIME is defined, the definition in
+// src/runtime.cpp, and nothing in a header-only build (the macro is then undefined; guard with
+// #ifdef). Only for templates that plan and run within the component, so that a program built
+// with other -m flags than the component never mixes the two's register tiles.
+#if defined(NAX_RUNTIME_IMPLEMENTATION)
+#define NAX_RUNTIME_TEMPLATE template
+#elif defined(NAX_SEPARATE_RUNTIME)
+#define NAX_RUNTIME_TEMPLATE extern template
+#endif
+

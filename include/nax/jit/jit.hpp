@@ -183,10 +183,11 @@ class jit_function {
     const std::tuple<typename Inputs::view_type...> views(detail::input_view<Inputs>(xs)...);
     std::array<dyn_tensor, sizeof...(Inputs)> in;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
+      // A strided view is copied dense, by the runtime's copy kernel.
       auto wrap = [](const auto& v) {
-        if (detail::is_dense_row_major(v)) return to_dyn(v);
-        return to_dyn(tensor_of<typename std::remove_cvref_t<decltype(v)>::value_type,
-                                typename std::remove_cvref_t<decltype(v)>::axes_type>(v));
+        using element = std::remove_const_t<typename std::remove_cvref_t<decltype(v)>::value_type>;
+        return detail::dyn_over(shape_of<element>(v.extents()), v.data(),
+                                std::span<const std::ptrdiff_t>(v.strides()), true);
       };
       ((in[I] = wrap(std::get<I>(views))), ...);
     }

@@ -14,6 +14,7 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
@@ -34,8 +35,8 @@ nax::extents<A...> checked_extents(const dyn_tensor& t) {
   if (t.rank() != n) {
     std::string list = "[";
     for (std::size_t i = 0; i < n; ++i) list += (i ? ", " : "") + std::string(names[i]);
-    throw_shape_error("dyn_tensor: a view over ", list, "] has rank ", n, ", but ",
-                              t.to_string(), " has rank ", t.rank());
+    throw_shape_error("dyn_tensor: a view over ", list, "] has rank ", n, ", but ", t.to_string(),
+                      " has rank ", t.rank());
   }
   std::array<std::size_t, n> values{};
   for (std::size_t i = 0; i < t.rank(); ++i) {
@@ -43,15 +44,13 @@ nax::extents<A...> checked_extents(const dyn_tensor& t) {
     const std::size_t e = d.extent();
     if (d.has_name() && d.name().view() != names[i])
       throw_shape_error("dyn_tensor: dimension ", i, " of ", t.to_string(), " is axis '",
-                                d.name().view(), "', but the view has axis '", names[i],
-                                "' there");
+                        d.name().view(), "', but the view has axis '", names[i], "' there");
     if (statics[i] != dynamic_extent && e != statics[i])
-      throw_shape_error("dyn_tensor: axis '", names[i], "' is static with extent ",
-                                statics[i], ", but dimension ", i, " of ", t.to_string(), " has ",
-                                e);
+      throw_shape_error("dyn_tensor: axis '", names[i], "' is static with extent ", statics[i],
+                        ", but dimension ", i, " of ", t.to_string(), " has ", e);
     if (e > bounds[i])
       throw_shape_error("dyn_tensor: axis '", names[i], "' is bounded by ", bounds[i],
-                                ", but dimension ", i, " of ", t.to_string(), " has ", e);
+                        ", but dimension ", i, " of ", t.to_string(), " has ", e);
     values[i] = e;
   }
   // extents<>'s span constructor leaves its parameter unused (-Wunused-but-set-parameter).
@@ -77,18 +76,14 @@ tensor_view<const T, A...> typed_view(const dyn_tensor& d) {
 
 namespace detail {
 
-/// Row-major and dense, ignoring the strides of extent-1 axes (never stepped along) and of empty
-/// views (nothing to step to): a slice or permutation can be contiguous with other strides.
-template <class T, class... A>
-bool is_dense_row_major(const tensor_view<T, A...>& v) {
-  if (v.size() == 0) return true;
-  std::ptrdiff_t next = 1;
-  for (std::size_t k = sizeof...(A); k-- > 0;) {
-    if (v.extent(k) != 1 && v.strides()[k] != next) return false;
-    next *= static_cast<std::ptrdiff_t>(v.extent(k));
-  }
-  return true;
-}
+/// A dyn_tensor of shape s (concrete) over the elements at `data`, addressed with `strides` (in
+/// elements, one per dim): the memory itself when it is dense row-major (strides of extent-1
+/// axes and of empty tensors never matter), else a dense copy if `copy_if_strided`, else
+/// nax::shape_error naming the strides. Not a template, so that each typed tensor type a program
+/// passes costs it no copy loop: the compiled component holds the one definition.
+NAX_RUNTIME_INLINE dyn_tensor dyn_over(nax::shape s, const void* data,
+                                       std::span<const std::ptrdiff_t> strides,
+                                       bool copy_if_strided);
 
 }  // namespace detail
 
@@ -97,16 +92,8 @@ bool is_dense_row_major(const tensor_view<T, A...>& v) {
 template <class T, axis_type... A>
 dyn_tensor to_dyn(const tensor_view<T, A...>& v) {
   using element = std::remove_const_t<T>;
-  if (!detail::is_dense_row_major(v)) {
-    std::string strides = "[";
-    for (std::size_t k = 0; k < sizeof...(A); ++k)
-      strides += (k ? ", " : "") + std::to_string(v.strides()[k]);
-    detail::throw_shape_error("to_dyn: the view of ", v.extents().to_string(),
-                              " is not contiguous row-major (strides ", strides,
-                              "]); copy it into a nax::tensor first");
-  }
-  return dyn_tensor::wrap(shape_of<element>(v.extents()),
-                          const_cast<element*>(static_cast<const element*>(v.data())));
+  return detail::dyn_over(shape_of<element>(v.extents()), v.data(),
+                          std::span<const std::ptrdiff_t>(v.strides()), false);
 }
 
 /// A dyn_tensor over a typed tensor's elements (no copy, no ownership: `t` must outlive it, and
@@ -135,3 +122,42 @@ tensor<T, A...> from_dyn(const dyn_tensor& d) {
 }
 
 }  // namespace nax
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <vector>
+
+#include <nax/kernels/copy.hpp>
+
+namespace nax::detail {
+
+NAX_RUNTIME_INLINE dyn_tensor dyn_over(nax::shape s, const void* data,
+                                       std::span<const std::ptrdiff_t> strides,
+                                       bool copy_if_strided) {
+  const std::size_t rank = s.rank();
+  std::vector<std::size_t> extents(rank);
+  std::size_t count = 1;
+  for (std::size_t k = 0; k < rank; ++k) count *= extents[k] = s[k].extent();
+  bool dense = true;
+  std::ptrdiff_t next = 1;
+  for (std::size_t k = rank; count != 0 && k-- > 0;) {
+    if (extents[k] != 1 && strides[k] != next) dense = false;
+    next *= static_cast<std::ptrdiff_t>(extents[k]);
+  }
+  if (dense) return dyn_tensor::wrap(std::move(s), const_cast<void*>(data));
+  if (!copy_if_strided) {
+    std::string list = "[";
+    for (std::size_t k = 0; k < rank; ++k) list += (k ? ", " : "") + std::to_string(strides[k]);
+    const std::string text = concrete_string(s);
+    throw_shape_error("to_dyn: the view of ", text.substr(text.find('[')),
+                      " is not contiguous row-major (strides ", list,
+                      "]); copy it into a nax::tensor first");
+  }
+  dyn_tensor out(std::move(s));
+  const std::vector<std::ptrdiff_t> to = kernels::dense_strides(extents);
+  kernels::run_copy(kernels::plan_copy(size_of(out.dtype()), extents, strides, to), data,
+                    out.data());
+  return out;
+}
+
+}  // namespace nax::detail
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -155,9 +156,24 @@ inline std::vector<std::ptrdiff_t> permute_strides(std::span<const std::size_t> 
 /// strides (in elements; a source stride may be 0: broadcast). Element sizes 1, 2, 4 and 8 move
 /// as integers (the pointers must be aligned to the element size), others byte by byte.
 /// nax::shape_error if the stride lists do not match the extents.
-inline copy_plan plan_copy(std::size_t element_bytes, std::span<const std::size_t> extents,
-                           std::span<const std::ptrdiff_t> src_strides,
-                           std::span<const std::ptrdiff_t> dst_strides) {
+NAX_RUNTIME_INLINE copy_plan plan_copy(std::size_t element_bytes,
+                                       std::span<const std::size_t> extents,
+                                       std::span<const std::ptrdiff_t> src_strides,
+                                       std::span<const std::ptrdiff_t> dst_strides);
+
+/// Runs a planned copy: src and dst point at the elements of index 0 (for a slice, the source's
+/// first element). Threaded over the outer axes (and pieces of long runs); never allocates.
+NAX_RUNTIME_INLINE void run_copy(const copy_plan& p, const void* src, void* dst);
+
+}  // namespace nax::kernels
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::kernels {
+
+NAX_RUNTIME_INLINE copy_plan plan_copy(std::size_t element_bytes,
+                                       std::span<const std::size_t> extents,
+                                       std::span<const std::ptrdiff_t> src_strides,
+                                       std::span<const std::ptrdiff_t> dst_strides) {
   if (src_strides.size() != extents.size() || dst_strides.size() != extents.size())
     nax::detail::throw_shape_error("nax::kernels::copy: extents ", detail::list_to_string(extents),
                                    " have ", extents.size(), " axes but the strides have ",
@@ -417,9 +433,7 @@ void run_copy_as(const copy_plan& p, const void* src, void* dst) {
 
 }  // namespace detail
 
-/// Runs a planned copy: src and dst point at the elements of index 0 (for a slice, the source's
-/// first element). Threaded over the outer axes (and pieces of long runs); never allocates.
-inline void run_copy(const copy_plan& p, const void* src, void* dst) {
+NAX_RUNTIME_INLINE void run_copy(const copy_plan& p, const void* src, void* dst) {
   switch (p.element_bytes) {
     case 1: return detail::run_copy_as<std::uint8_t>(p, src, dst);
     case 2: return detail::run_copy_as<std::uint16_t>(p, src, dst);
@@ -430,3 +444,4 @@ inline void run_copy(const copy_plan& p, const void* src, void* dst) {
 }
 
 }  // namespace nax::kernels
+#endif  // NAX_RUNTIME_DEFINITIONS

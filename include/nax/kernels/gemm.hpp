@@ -19,9 +19,10 @@
 #include <type_traits>
 
 #include <nax/core/aligned_memory.hpp>
+#include <nax/core/linkage.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
-#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
@@ -63,7 +64,8 @@ template <class T, int Which>
 struct pack_tag;
 template <class T, int Which>
 T* pack_buffer(std::size_t elements) {
-  return reinterpret_cast<T*>(nax::detail::thread_scratch<pack_tag<T, Which>>(elements * sizeof(T)));
+  return reinterpret_cast<T*>(
+      nax::detail::thread_scratch<pack_tag<T, Which>>(elements * sizeof(T)));
 }
 
 #if XSIMD_WITH_SSE2
@@ -674,3 +676,18 @@ requires((panel_source<A, T> || std::is_same_v<A, matrix_ref<const T>>)&&(
 }
 
 }  // namespace nax::kernels
+
+// The dense products of tensors (nax::dot, the runtime's dot_general) come compiled with the
+// component (nax/core/linkage.hpp); products that pack an expression's panels stay templates.
+#ifdef NAX_RUNTIME_TEMPLATE
+namespace nax::kernels::detail {
+NAX_RUNTIME_TEMPLATE void
+run_gemm<float, epilogue<float>, matrix_ref<const float>, matrix_ref<const float>>(
+    const gemm_plan&, const matrix_ref<const float>&, const matrix_ref<const float>&,
+    const matrix_ref<float>&, float, float, const epilogue<float>&);
+NAX_RUNTIME_TEMPLATE void
+run_gemm<double, epilogue<double>, matrix_ref<const double>, matrix_ref<const double>>(
+    const gemm_plan&, const matrix_ref<const double>&, const matrix_ref<const double>&,
+    const matrix_ref<double>&, double, double, const epilogue<double>&);
+}  // namespace nax::kernels::detail
+#endif

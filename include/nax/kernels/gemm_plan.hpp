@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <ostream>
 
+#include <nax/core/linkage.hpp>
 #include <nax/exec/cache_info.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
@@ -139,3 +140,12 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
 }
 
 }  // namespace nax::kernels
+
+#ifdef NAX_RUNTIME_TEMPLATE
+namespace nax::kernels {
+NAX_RUNTIME_TEMPLATE gemm_plan plan_gemm<float>(std::size_t, std::size_t, std::size_t, std::size_t,
+                                                std::size_t, const cache_sizes&);
+NAX_RUNTIME_TEMPLATE gemm_plan plan_gemm<double>(std::size_t, std::size_t, std::size_t, std::size_t,
+                                                 std::size_t, const cache_sizes&);
+}  // namespace nax::kernels
+#endif

@@ -7,8 +7,9 @@
 // [b, i, j]; dot<k>(x[k], y[k]) is a scalar tensor. The product runs on the GEMM kernel
 // (nax/kernels/gemm.hpp): each group of axes (batch, rows, columns, contracted) becomes one
 // dimension of a batched matrix product, read through its stride where the operand's layout
-// allows (any permutation or slice of a tensor does); other operands (expressions, views whose
-// group of axes has no single stride) are computed run by run into the packed panels.
+// allows (any permutation or slice of a tensor does), else from a dense copy in group order (as
+// the runtime's dot_general step does); an expression is computed run by run into the packed
+// panels, without a temporary.
 
 #include <array>
 #include <cstddef>
@@ -16,9 +17,11 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <nax/core/aligned_memory.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/kernels/copy.hpp>
 #include <nax/kernels/gemm.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
@@ -61,9 +64,38 @@ inline constexpr bool is_strided_view_v = false;
 template <class T, class... A>
 inline constexpr bool is_strided_view_v<tensor_view<T, A...>> = true;
 
+/// v's elements copied densely in the order of the axes of Batch, Rows, then Cols (by the
+/// runtime's copy kernel, as the runtime's dot_general step copies such an operand): a matrix
+/// the GEMM reads in place, whatever the order of v's axes.
+template <class Batch, class Rows, class Cols, class View>
+aligned_ptr<std::remove_const_t<typename View::value_type>> dense_in_group_order(const View& v) {
+  using V = std::remove_const_t<typename View::value_type>;
+  using order = boost::mp11::mp_append<Batch, Rows, Cols>;
+  constexpr std::size_t n = boost::mp11::mp_size<order>::value;
+  std::array<std::size_t, n> extent{};
+  std::array<std::ptrdiff_t, n> src{}, dst{};
+  std::size_t i = 0;
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, order>>(
+      [&](auto id) {
+        using A = typename decltype(id)::type;
+        extent[i] = v.template extent<A>();
+        src[i++] = v.template stride<A>();
+      });
+  std::size_t count = 1;
+  for (std::size_t k = n; k-- > 0;) {
+    dst[k] = static_cast<std::ptrdiff_t>(count);
+    count *= extent[k];
+  }
+  aligned_ptr<V> copy = allocate_aligned<V>(count);
+  if (count != 0)
+    kernels::run_copy(kernels::plan_copy(sizeof(V), extent, src, dst), v.data(), copy.get());
+  return copy;
+}
+
 /// Calls f(operand) with x as the kernel reads it, over the axis groups Batch, Rows and Cols: a
-/// matrix_ref when x is a tensor or view with one stride per group, else a panel source that
-/// computes x into the packed panels (or, for an operand of batch axes only, a copy).
+/// matrix_ref when x is a tensor or view (read in place when each group has one stride, else
+/// from a dense copy in group order), else a panel source that computes the expression x into
+/// the packed panels (or, for an operand of batch axes only, a copy).
 template <class Batch, class Rows, class Cols, class X, class F>
 void with_operand(const X& x, F&& f) {
   using V = typename X::value_type;
@@ -77,8 +109,10 @@ void with_operand(const X& x, F&& f) {
     const axis_group gb = group_of<Batch>(v), gr = group_of<Rows>(v), gc = group_of<Cols>(v);
     if (gb.single_stride && gr.single_stride && gc.single_stride)
       return f(kernels::matrix_ref<const V>(v.data(), gr.stride, gc.stride, gb.stride));
-  }
-  if constexpr (boost::mp11::mp_size<Rows>::value + boost::mp11::mp_size<Cols>::value > 0) {
+    const auto copy = dense_in_group_order<Batch, Rows, Cols>(v);
+    return f(kernels::matrix_ref<const V>(copy.get(), static_cast<std::ptrdiff_t>(gc.extent), 1,
+                                          static_cast<std::ptrdiff_t>(gr.extent * gc.extent)));
+  } else if constexpr (boost::mp11::mp_size<Rows>::value + boost::mp11::mp_size<Cols>::value > 0) {
     f(expression_panel<X, Batch, Rows, Cols>(x));
   } else {
     const tensor_of<V, Batch> copy(x);
