@@ -15,7 +15,11 @@
 #endif
 
 TEST_CASE("ids, names and find agree") {
-  CHECK(nax::ops::count == 30);
+  // A few ops by name; the count is not pinned (a new op is its body plus one line).
+  for (const char* op : {"add", "mul", "exp", "gelu", "equal", "logical_not", "where"}) {
+    nax::ops::id found{};
+    CHECK_MESSAGE(nax::ops::find(op, found), op);
+  }
   for (std::size_t i = 0; i < nax::ops::count; ++i) {
     const auto op = static_cast<nax::ops::id>(i);
     nax::ops::id found{};
