@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include <boost/mp11/algorithm.hpp>
 #include <doctest/doctest.h>
+#include <boost/mp11/algorithm.hpp>
 
 #ifndef NAX_SOURCE_DIR
 #error "NAX_SOURCE_DIR: the repository's root (set by tests/CMakeLists.txt)"
@@ -57,7 +57,8 @@ TEST_CASE("every op of the list has its row in docs/ops.md") {
   std::stringstream text;
   text << in.rdbuf();
   for (std::size_t i = 0; i < nax::ops::count; ++i) {
-    const std::string row = "| `" + std::string(nax::ops::name(static_cast<nax::ops::id>(i))) + "` |";
+    const std::string row =
+        "| `" + std::string(nax::ops::name(static_cast<nax::ops::id>(i))) + "` |";
     CAPTURE(row);
     CHECK(text.str().find(row) != std::string::npos);
   }
