@@ -17,6 +17,7 @@
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
+#include <nax/core/small_vector.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
@@ -134,9 +135,12 @@ NAX_RUNTIME_INLINE dyn_tensor dyn_over(nax::shape s, const void* data,
                                        std::span<const std::ptrdiff_t> strides,
                                        bool copy_if_strided) {
   const std::size_t rank = s.rank();
-  std::vector<std::size_t> extents(rank);
+  small_vector<std::size_t, 8> extents;  // no allocation on a jit call's path
   std::size_t count = 1;
-  for (std::size_t k = 0; k < rank; ++k) count *= extents[k] = s[k].extent();
+  for (std::size_t k = 0; k < rank; ++k) {
+    extents.push_back(s[k].extent());
+    count *= extents[k];
+  }
   bool dense = true;
   std::ptrdiff_t next = 1;
   for (std::size_t k = rank; count != 0 && k-- > 0;) {
@@ -153,9 +157,9 @@ NAX_RUNTIME_INLINE dyn_tensor dyn_over(nax::shape s, const void* data,
                       "]); copy it into a nax::tensor first");
   }
   dyn_tensor out(std::move(s));
-  const std::vector<std::ptrdiff_t> to = kernels::dense_strides(extents);
-  kernels::run_copy(kernels::plan_copy(size_of(out.dtype()), extents, strides, to), data,
-                    out.data());
+  const std::span<const std::size_t> ext(extents.data(), rank);
+  const std::vector<std::ptrdiff_t> to = kernels::dense_strides(ext);
+  kernels::run_copy(kernels::plan_copy(size_of(out.dtype()), ext, strides, to), data, out.data());
   return out;
 }
 
