@@ -41,8 +41,9 @@ TEST_CASE("otherwise NumPy's rule: from the right, a missing axis or a static 1 
       nax::broadcast_shapes(f32({dim::named("hidden", 1)}), f32({"batch", 8}), dtype::f32);
   CHECK(named_one[1].name() == "hidden");
   CHECK(named_one[1].extent() == 8);
-  CHECK(str(nax::broadcast_shapes(f32({dim::bounded("seq", 8), 2}), f32({dim::bounded("seq", 4), 2}),
-                                  dtype::f32)) == "f32[seq<=4, 2]");
+  CHECK(str(nax::broadcast_shapes(f32({dim::bounded("seq", 8), 2}),
+                                  f32({dim::bounded("seq", 4), 2}), dtype::f32)) ==
+        "f32[seq<=4, 2]");
   CHECK_THROWS_WITH_AS(nax::broadcast_shapes(f32({"batch", 512}), f32({"time", 512}), dtype::f32),
                        doctest::Contains("incompatible axis names: 'batch' vs 'time' (dimension 0 "
                                          "of the result; operands align from the right)"),

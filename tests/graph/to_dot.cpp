@@ -1,6 +1,6 @@
 // Graphviz of a program: fused steps as clusters of their original ops.
-#include "passes/fusion_test.hpp"
 #include <nax/graph/to_dot.hpp>
+#include "passes/fusion_test.hpp"
 
 using namespace fusion_test;
 

@@ -38,4 +38,3 @@
 #elif defined(NAX_SEPARATE_RUNTIME)
 #define NAX_RUNTIME_TEMPLATE extern template
 #endif
-

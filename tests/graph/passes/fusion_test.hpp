@@ -16,13 +16,12 @@ using nax::dim;
 using nax::dtype;
 using nax::shape;
 
-
 inline const dim h = dim::named("h", 8), k = dim::named("k", 5);
 
 inline shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims); }
 
 inline g::program compile(const g::builder& b, std::initializer_list<g::value> outs,
-                   g::compile_options o = {}) {
+                          g::compile_options o = {}) {
   return g::compile_program(b, std::span(outs.begin(), outs.size()), o);
 }
 
@@ -66,7 +65,5 @@ inline void check_decompositions(const g::builder& b, const g::program& p) {
       CHECK(d.ops[d.results[1 + r]].origin == p.values[s.extra_results[r]].origin);
   }
 }
-
-
 
 }  // namespace fusion_test

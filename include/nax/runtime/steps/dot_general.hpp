@@ -191,9 +191,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     step->c_bs = static_cast<std::ptrdiff_t>(m * n);
     if (fused) {
       if (fused->has_bias) step->bias = s.args[2];
-      if (fused->has_activation)
-        step->activation =
-            kernels::dense_activation<T>(fused->activation);
+      if (fused->has_activation) step->activation = kernels::dense_activation<T>(fused->activation);
     }
     return step;
   });

@@ -68,9 +68,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
   }
   const std::span<const nax::dtype> ts(types.data(), types.size());
   const std::span<const std::ptrdiff_t> sts(strides.data(), strides.size());
-  auto plan = [&] {
-    return kernels::plan_elementwise_op(op, ts, out_ext, sts);
-  };
+  auto plan = [&] { return kernels::plan_elementwise_op(op, ts, out_ext, sts); };
   return std::make_unique<detail::elementwise_step>(
       [&] { return memo ? memo->elementwise(op, ts, out_ext, sts, plan) : plan(); },
       std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result);
