@@ -76,17 +76,28 @@ inline dense from_tensor(const nax::dyn_tensor& t) {
   return d;
 }
 
-// The index into operand `in` (concrete extents `in_ext`) of result index `idx`, by the
-// broadcast rule: axes placed by name or from the right, an axis of extent 1 read at 0.
-inline std::vector<std::size_t> operand_index(const nax::shape& in,
+// How far a step along each axis of `out` moves in operand `in` (concrete extents `in_ext`,
+// row-major), by the broadcast rule: axes placed by name or from the right, an axis of extent 1
+// (or one the operand lacks) does not move. An element's offset is the sum of index x step.
+inline std::vector<std::size_t> operand_steps(const nax::shape& in,
                                               const std::vector<std::size_t>& in_ext,
-                                              const nax::shape& out,
-                                              std::span<const std::size_t> idx) {
+                                              const nax::shape& out) {
   std::vector<std::size_t> map(in.rank());
   nax::broadcast_axis_map(in, out, map);
-  std::vector<std::size_t> r;
-  for (std::size_t i = 0; i < in.rank(); ++i) r.push_back(in_ext[i] == 1 ? 0 : idx[map[i]]);
-  return r;
+  std::vector<std::size_t> step(out.rank(), 0);
+  std::size_t stride = 1;
+  for (std::size_t i = in.rank(); i-- > 0;) {
+    if (in_ext[i] != 1) step[map[i]] += stride;
+    stride *= in_ext[i];
+  }
+  return step;
+}
+
+inline std::size_t offset_by(std::span<const std::size_t> idx,
+                             const std::vector<std::size_t>& step) {
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < step.size(); ++i) o += idx[i] * step[i];
+  return o;
 }
 
 inline double apply(nax::ops::id op, std::span<const double> a) {
@@ -125,15 +136,18 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
     switch (n.kind()) {
       case g::op_kind::parameter: out = from_tensor(inputs[k++]); break;
       case g::op_kind::constant: out.v[0] = n.as<g::constant_op>().value; break;
-      case g::op_kind::elementwise:
+      case g::op_kind::elementwise: {
+        std::vector<std::vector<std::size_t>> steps;
+        for (std::size_t i = 0; i < n.inputs.size(); ++i)
+          steps.push_back(operand_steps(arg(i).shape, arg(i).ext, out.shape));
+        std::vector<double> a(n.inputs.size());
         for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
-          std::vector<double> a;
           for (std::size_t i = 0; i < n.inputs.size(); ++i)
-            a.push_back(
-                arg(i).v[arg(i).offset(operand_index(arg(i).shape, arg(i).ext, out.shape, idx))]);
+            a[i] = arg(i).v[offset_by(idx, steps[i])];
           out.v[out.offset(idx)] = reference::apply(n.as<g::elementwise_op>().op, a);
         });
         break;
+      }
       case g::op_kind::reduce: {
         const dense& x = arg(0);
         std::vector<bool> reduced(x.ext.size(), false);
@@ -145,11 +159,15 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         std::size_t per = 1;
         for (std::size_t i = 0; i < x.ext.size(); ++i)
           if (reduced[i]) per *= x.ext[i];
+        // A step along a kept axis of x moves in the result; along a reduced one it does not.
+        std::vector<std::size_t> kept_step(x.ext.size(), 0);
+        for (std::size_t i = x.ext.size(), stride = 1; i-- > 0;)
+          if (!reduced[i]) {
+            kept_step[i] = stride;
+            stride *= x.ext[i];
+          }
         for_each_index(x.ext, [&](std::span<const std::size_t> idx) {
-          std::vector<std::size_t> kept;
-          for (std::size_t i = 0; i < idx.size(); ++i)
-            if (!reduced[i]) kept.push_back(idx[i]);
-          double& a = acc[out.offset(kept)];
+          double& a = acc[offset_by(idx, kept_step)];
           const double xv = x.v[x.offset(idx)];
           if (kind == nax::ops::reduce_kind::max)
             a = std::max(a, xv);

@@ -38,6 +38,7 @@
 #include <intrin.h>
 #endif
 
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 
 namespace nax {
@@ -73,27 +74,11 @@ inline std::atomic<int> requested_num_threads{0};
 /// NAX_NUM_THREADS's value as a thread count: decimal digits, optionally surrounded by spaces,
 /// from 1 to max_num_threads. Anything else (null, empty, 0, a sign, "4,2", "2x", too large) is
 /// std::nullopt.
-[[nodiscard]] inline std::optional<int> parse_num_threads(const char* text) noexcept {
-  if (text == nullptr) return std::nullopt;
-  std::string_view s(text);
-  constexpr std::string_view space = " \t\n\r\f\v";
-  const auto first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return std::nullopt;
-  s = s.substr(first, s.find_last_not_of(space) - first + 1);
-  unsigned value = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
-  if (value < 1 || value > static_cast<unsigned>(max_num_threads)) return std::nullopt;
-  return static_cast<int>(value);
-}
+[[nodiscard]] NAX_RUNTIME_INLINE std::optional<int> parse_num_threads(const char* text) noexcept;
 
 /// NAX_NUM_THREADS if set and valid, else std::thread::hardware_concurrency() (at least 1, at
 /// most max_num_threads).
-[[nodiscard]] inline int default_num_threads() noexcept {
-  if (auto n = parse_num_threads(std::getenv("NAX_NUM_THREADS"))) return *n;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(hw, 1u, static_cast<unsigned>(max_num_threads)));
-}
+[[nodiscard]] NAX_RUNTIME_INLINE int default_num_threads() noexcept;
 
 /// How many chunks a range of `size` elements is cut into: at most `threads`, each of at least
 /// `grain` elements (a grain of 0 counts as 1), and always at least one.
@@ -250,49 +235,7 @@ class thread_pool {
   void release() noexcept { busy_.store(false, std::memory_order_release); }
 
   void run_erased(std::size_t threads, std::size_t chunks, void (*fn)(void*, std::size_t),
-                  void* body) {
-    if (!try_acquire()) {
-      inlined_.fetch_add(1, std::memory_order_relaxed);
-      region r(fn, body, chunks, 1);
-      r.run_lane(0);
-      if (r.error) std::rethrow_exception(r.error);
-      return;
-    }
-    struct release_on_exit {
-      thread_pool* p;
-      ~release_on_exit() { p->release(); }
-    } guard{this};
-    started_ = true;
-    if (workers_.size() + 1 != threads) resize_locked(threads);
-    dispatched_.store(dispatched_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-
-    region r(fn, body, chunks, std::min(chunks, workers_.size() + 1));
-    const std::size_t helpers = r.lanes - 1;
-    pending_.store(static_cast<std::uint32_t>(helpers), std::memory_order_relaxed);
-    for (std::size_t i = 0; i < helpers; ++i) {
-      workers_[i]->job.store(&r, std::memory_order_release);
-      wake(*workers_[i]);
-    }
-    r.run_lane(0);
-    // A worker that has not taken its job yet (asleep, or preempted) would only make us wait:
-    // take the job back and run that lane here. Same chunks, another thread.
-    std::uint32_t taken_back = 0;
-    for (std::size_t i = 0; i < helpers; ++i) {
-      region* expected = &r;
-      if (workers_[i]->job.load(std::memory_order_relaxed) == &r &&
-          workers_[i]->job.compare_exchange_strong(expected, nullptr, std::memory_order_acquire)) {
-        r.run_lane(i + 1);
-        ++taken_back;
-      }
-    }
-    if (taken_back != 0) {
-      pending_.fetch_sub(taken_back, std::memory_order_acq_rel);
-      taken_back_.store(taken_back_.load(std::memory_order_relaxed) + taken_back,
-                        std::memory_order_relaxed);
-    }
-    wait_for_helpers();
-    if (r.error) std::rethrow_exception(r.error);
-  }
+                  void* body);
 
   // Wakes `w` to look at its job and exit flag. seq_cst on both sides of the sleeping
   // handshake: either we see `sleeping` or the worker sees the new seq before it sleeps.
@@ -301,87 +244,17 @@ class thread_pool {
     if (w.sleeping.load(std::memory_order_seq_cst)) w.seq.notify_one();
   }
 
-  void wait_for_helpers() noexcept {
-    if (spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; }, idle_spin,
-                   completion_wait)) {
-      return;
-    }
-    caller_sleeping_.store(true, std::memory_order_seq_cst);
-    for (std::uint32_t p; (p = pending_.load(std::memory_order_seq_cst)) != 0;) {
-      pending_.wait(p, std::memory_order_seq_cst);
-    }
-    caller_sleeping_.store(false, std::memory_order_relaxed);
-  }
+  void wait_for_helpers() noexcept;
 
-  void worker_main(worker& w) noexcept {
-    std::uint32_t seen = 0;
-    for (;;) {
-      seen = wait_for_wake(w, seen);
-      if (w.exit.load(std::memory_order_relaxed)) return;
-      region* r = w.job.exchange(nullptr, std::memory_order_acquire);
-      if (r == nullptr) continue;  // the caller took it back (or a stale wake)
-      r->run_lane(w.lane);
-      // After this decrement the worker does not touch *r.
-      if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-          caller_sleeping_.load(std::memory_order_seq_cst)) {
-        pending_.notify_one();
-      }
-    }
-  }
+  void worker_main(worker& w) noexcept;
 
-  static std::uint32_t wait_for_wake(worker& w, std::uint32_t seen) noexcept {
-    std::uint32_t s = seen;
-    if (spin_until([&] { return (s = w.seq.load(std::memory_order_acquire)) != seen; }, idle_spin,
-                   idle_spin)) {
-      return s;
-    }
-    w.sleeping.store(true, std::memory_order_seq_cst);
-    while ((s = w.seq.load(std::memory_order_seq_cst)) == seen) {
-      w.seq.wait(seen, std::memory_order_seq_cst);
-    }
-    w.sleeping.store(false, std::memory_order_relaxed);
-    return s;
-  }
+  static std::uint32_t wait_for_wake(worker& w, std::uint32_t seen) noexcept;
 
   // With busy_ held. Stops and joins extra workers, or starts missing ones (a failure to start
   // a thread leaves the pool smaller; regions then give some lanes several chunks).
-  void resize_locked(std::size_t threads) {
-    const std::size_t want = std::max<std::size_t>(threads, 1) - 1;
-    while (workers_.size() > want) {
-      worker& w = *workers_.back();
-      w.exit.store(true, std::memory_order_relaxed);
-      wake(w);
-      w.thread.join();
-      workers_.pop_back();
-    }
-    if (workers_.size() < want && want != failed_size_) {
-      try {
-        workers_.reserve(want);
-        while (workers_.size() < want) {
-          auto w = std::make_unique<worker>();
-          w->lane = workers_.size() + 1;
-          w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
-          name_thread(w->thread, w->lane);
-          workers_.push_back(std::move(w));  // cannot throw: reserved
-        }
-      } catch (...) {
-        failed_size_ = want;  // do not retry until a different size is asked for
-      }
-    }
-    num_workers_.store(workers_.size(), std::memory_order_relaxed);
-  }
+  void resize_locked(std::size_t threads);
 
-  static void name_thread([[maybe_unused]] std::thread& t,
-                          [[maybe_unused]] std::size_t lane) noexcept {
-#if defined(__linux__) && defined(__GLIBC__)
-    char name[16] = "nax-worker-";
-    const auto [end, ec] = std::to_chars(name + 11, name + 15, lane);
-    if (ec == std::errc{}) {
-      *end = '\0';
-      pthread_setname_np(t.native_handle(), name);
-    }
-#endif
-  }
+  static void name_thread(std::thread& t, std::size_t lane) noexcept;
 
   std::atomic<bool> busy_{false};  // a region (or a resize) holds the pool
   // Only with busy_ held:
@@ -407,22 +280,7 @@ inline std::atomic<thread_pool*> global_pool_for_fork{nullptr};
 /// The pool every nax parallel loop runs on, made on first use. Its workers are joined during
 /// static destruction; the object itself is never freed, so a parallel loop run from a later
 /// static destructor still works (inline). In the child of a fork() it runs everything inline.
-inline thread_pool& global_pool() {
-  static thread_pool* const pool = [] {
-    auto* p = new thread_pool;
-#if defined(__unix__) || defined(__APPLE__)
-    global_pool_for_fork.store(p);
-    pthread_atfork(nullptr, nullptr, [] {
-      if (thread_pool* q = global_pool_for_fork.load(std::memory_order_relaxed)) {
-        q->abandon_after_fork();
-      }
-    });
-#endif
-    return p;
-  }();
-  static global_pool_shutdown shutdown_at_exit{pool};
-  return *pool;
-}
+NAX_RUNTIME_INLINE thread_pool& global_pool();
 
 }  // namespace detail
 
@@ -444,19 +302,7 @@ inline thread_pool& global_pool() {
 /// std::invalid_argument). Safe at any time from any thread, inside a region too: regions
 /// already running keep their count; the pool's workers are started or stopped now if it is
 /// idle, else at the start of the next region.
-inline void set_num_threads(int n) {
-  if (n < 1) {
-    throw std::invalid_argument(
-        detail::message("nax::set_num_threads: the thread count must be at least 1, got ", n));
-  }
-  if (n > max_num_threads) {
-    throw std::invalid_argument(detail::message("nax::set_num_threads: ", n,
-                                                " threads requested, at most ", max_num_threads,
-                                                " are supported"));
-  }
-  detail::requested_num_threads.store(n, std::memory_order_relaxed);
-  detail::global_pool().resize(static_cast<std::size_t>(n));
-}
+NAX_RUNTIME_INLINE void set_num_threads(int n);
 
 /// Calls f(lo, hi) on contiguous sub-ranges that together cover [begin, end) once: at most
 /// num_threads() chunks, each of at least `grain` elements (a grain of 0 counts as 1); chunk 0
@@ -529,3 +375,189 @@ requires std::invocable<Map&, std::size_t, std::size_t> &&
 }
 
 }  // namespace nax
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax {
+namespace detail {
+
+NAX_RUNTIME_INLINE std::optional<int> parse_num_threads(const char* text) noexcept {
+  if (text == nullptr) return std::nullopt;
+  std::string_view s(text);
+  constexpr std::string_view space = " \t\n\r\f\v";
+  const auto first = s.find_first_not_of(space);
+  if (first == std::string_view::npos) return std::nullopt;
+  s = s.substr(first, s.find_last_not_of(space) - first + 1);
+  unsigned value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  if (value < 1 || value > static_cast<unsigned>(max_num_threads)) return std::nullopt;
+  return static_cast<int>(value);
+}
+
+NAX_RUNTIME_INLINE int default_num_threads() noexcept {
+  if (auto n = parse_num_threads(std::getenv("NAX_NUM_THREADS"))) return *n;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, static_cast<unsigned>(max_num_threads)));
+}
+
+NAX_RUNTIME_INLINE thread_pool& global_pool() {
+  static thread_pool* const pool = [] {
+    auto* p = new thread_pool;
+#if defined(__unix__) || defined(__APPLE__)
+    global_pool_for_fork.store(p);
+    pthread_atfork(nullptr, nullptr, [] {
+      if (thread_pool* q = global_pool_for_fork.load(std::memory_order_relaxed)) {
+        q->abandon_after_fork();
+      }
+    });
+#endif
+    return p;
+  }();
+  static global_pool_shutdown shutdown_at_exit{pool};
+  return *pool;
+}
+
+NAX_RUNTIME_INLINE void thread_pool::run_erased(std::size_t threads, std::size_t chunks,
+                                                void (*fn)(void*, std::size_t), void* body) {
+  if (!try_acquire()) {
+    inlined_.fetch_add(1, std::memory_order_relaxed);
+    region r(fn, body, chunks, 1);
+    r.run_lane(0);
+    if (r.error) std::rethrow_exception(r.error);
+    return;
+  }
+  struct release_on_exit {
+    thread_pool* p;
+    ~release_on_exit() { p->release(); }
+  } guard{this};
+  started_ = true;
+  if (workers_.size() + 1 != threads) resize_locked(threads);
+  dispatched_.store(dispatched_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+
+  region r(fn, body, chunks, std::min(chunks, workers_.size() + 1));
+  const std::size_t helpers = r.lanes - 1;
+  pending_.store(static_cast<std::uint32_t>(helpers), std::memory_order_relaxed);
+  for (std::size_t i = 0; i < helpers; ++i) {
+    workers_[i]->job.store(&r, std::memory_order_release);
+    wake(*workers_[i]);
+  }
+  r.run_lane(0);
+  // A worker that has not taken its job yet (asleep, or preempted) would only make us wait:
+  // take the job back and run that lane here. Same chunks, another thread.
+  std::uint32_t taken_back = 0;
+  for (std::size_t i = 0; i < helpers; ++i) {
+    region* expected = &r;
+    if (workers_[i]->job.load(std::memory_order_relaxed) == &r &&
+        workers_[i]->job.compare_exchange_strong(expected, nullptr, std::memory_order_acquire)) {
+      r.run_lane(i + 1);
+      ++taken_back;
+    }
+  }
+  if (taken_back != 0) {
+    pending_.fetch_sub(taken_back, std::memory_order_acq_rel);
+    taken_back_.store(taken_back_.load(std::memory_order_relaxed) + taken_back,
+                      std::memory_order_relaxed);
+  }
+  wait_for_helpers();
+  if (r.error) std::rethrow_exception(r.error);
+}
+
+NAX_RUNTIME_INLINE void thread_pool::wait_for_helpers() noexcept {
+  if (spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; }, idle_spin,
+                 completion_wait)) {
+    return;
+  }
+  caller_sleeping_.store(true, std::memory_order_seq_cst);
+  for (std::uint32_t p; (p = pending_.load(std::memory_order_seq_cst)) != 0;) {
+    pending_.wait(p, std::memory_order_seq_cst);
+  }
+  caller_sleeping_.store(false, std::memory_order_relaxed);
+}
+
+NAX_RUNTIME_INLINE void thread_pool::worker_main(worker& w) noexcept {
+  std::uint32_t seen = 0;
+  for (;;) {
+    seen = wait_for_wake(w, seen);
+    if (w.exit.load(std::memory_order_relaxed)) return;
+    region* r = w.job.exchange(nullptr, std::memory_order_acquire);
+    if (r == nullptr) continue;  // the caller took it back (or a stale wake)
+    r->run_lane(w.lane);
+    // After this decrement the worker does not touch *r.
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_sleeping_.load(std::memory_order_seq_cst)) {
+      pending_.notify_one();
+    }
+  }
+}
+
+NAX_RUNTIME_INLINE std::uint32_t thread_pool::wait_for_wake(worker& w,
+                                                            std::uint32_t seen) noexcept {
+  std::uint32_t s = seen;
+  if (spin_until([&] { return (s = w.seq.load(std::memory_order_acquire)) != seen; }, idle_spin,
+                 idle_spin)) {
+    return s;
+  }
+  w.sleeping.store(true, std::memory_order_seq_cst);
+  while ((s = w.seq.load(std::memory_order_seq_cst)) == seen) {
+    w.seq.wait(seen, std::memory_order_seq_cst);
+  }
+  w.sleeping.store(false, std::memory_order_relaxed);
+  return s;
+}
+
+NAX_RUNTIME_INLINE void thread_pool::resize_locked(std::size_t threads) {
+  const std::size_t want = std::max<std::size_t>(threads, 1) - 1;
+  while (workers_.size() > want) {
+    worker& w = *workers_.back();
+    w.exit.store(true, std::memory_order_relaxed);
+    wake(w);
+    w.thread.join();
+    workers_.pop_back();
+  }
+  if (workers_.size() < want && want != failed_size_) {
+    try {
+      workers_.reserve(want);
+      while (workers_.size() < want) {
+        auto w = std::make_unique<worker>();
+        w->lane = workers_.size() + 1;
+        w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
+        name_thread(w->thread, w->lane);
+        workers_.push_back(std::move(w));  // cannot throw: reserved
+      }
+    } catch (...) {
+      failed_size_ = want;  // do not retry until a different size is asked for
+    }
+  }
+  num_workers_.store(workers_.size(), std::memory_order_relaxed);
+}
+
+NAX_RUNTIME_INLINE void thread_pool::name_thread([[maybe_unused]] std::thread& t,
+                                                 [[maybe_unused]] std::size_t lane) noexcept {
+#if defined(__linux__) && defined(__GLIBC__)
+  char name[16] = "nax-worker-";
+  const auto [end, ec] = std::to_chars(name + 11, name + 15, lane);
+  if (ec == std::errc{}) {
+    *end = '\0';
+    pthread_setname_np(t.native_handle(), name);
+  }
+#endif
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE void set_num_threads(int n) {
+  if (n < 1) {
+    throw std::invalid_argument(
+        detail::message("nax::set_num_threads: the thread count must be at least 1, got ", n));
+  }
+  if (n > max_num_threads) {
+    throw std::invalid_argument(detail::message("nax::set_num_threads: ", n,
+                                                " threads requested, at most ", max_num_threads,
+                                                " are supported"));
+  }
+  detail::requested_num_threads.store(n, std::memory_order_relaxed);
+  detail::global_pool().resize(static_cast<std::size_t>(n));
+}
+
+}  // namespace nax
+#endif
