@@ -20,11 +20,11 @@ std::string str(const g::value& v) { return v.shape().to_string(); }
 // concat its axis; reshape nothing.
 std::vector<int> ints(const g::value& v) {
   const g::node& n = v.owner().at(v.id());
-  if (const auto* b = std::get_if<g::broadcast_op>(&n.op))
+  if (const auto* b = n.op.get_if<g::broadcast_op>())
     return std::vector<int>(b->axis_map.begin(), b->axis_map.end());
-  if (const auto* sl = std::get_if<g::slice_op>(&n.op))
+  if (const auto* sl = n.op.get_if<g::slice_op>())
     return {int(sl->axis), int(sl->start), int(sl->stop), int(sl->step)};
-  if (const auto* c = std::get_if<g::concat_op>(&n.op)) return {int(c->axis)};
+  if (const auto* c = n.op.get_if<g::concat_op>()) return {int(c->axis)};
   return {};
 }
 g::op_kind kind(const g::value& v) { return v.owner().at(v.id()).kind(); }

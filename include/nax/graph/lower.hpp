@@ -79,7 +79,7 @@ NAX_RUNTIME_INLINE program lower(const ir& g) {
   // A fused node's extra results, by index, so that its step lists them in order.
   std::vector<std::vector<node_id>> extras(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (const auto* e = std::get_if<extra_result_op>(&nodes[i].op)) {
+    if (const auto* e = nodes[i].op.get_if<extra_result_op>()) {
       std::vector<node_id>& list = extras[nodes[i].inputs[0]];
       if (list.size() < e->index) list.resize(e->index, ir::no_node);
       list[e->index - 1] = static_cast<node_id>(i);

@@ -29,11 +29,11 @@ struct node {
   /// The attributes as op struct A (which they must be).
   template <class A>
   const A& as() const {
-    return std::get<A>(op);
+    return op.template get<A>();
   }
   template <class A>
   bool is() const noexcept {
-    return std::holds_alternative<A>(op);
+    return op.template is<A>();
   }
 };
 

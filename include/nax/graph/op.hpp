@@ -1,16 +1,19 @@
 #pragma once
 // What a node of the runtime graph computes: its op and that op's attributes, one struct per
-// kind of op. A node holds exactly one of these (graph::attributes, a variant); its kind is which
-// one. Elementwise ops are not redefined here: a node names one by its nax::ops::id, so the
+// kind of op. A node holds exactly one of these (graph::attributes, a tagged union); its kind is
+// which one. Elementwise ops are not redefined here: a node names one by its nax::ops::id, so the
 // runtime runs the very bodies the typed evaluator runs.
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <variant>
+#include <type_traits>
+#include <utility>
 
 #include <nax/core/small_vector.hpp>
 #include <nax/ops/list.hpp>
@@ -133,35 +136,158 @@ struct extra_result_op {
   friend bool operator==(const extra_result_op&, const extra_result_op&) = default;
 };
 
-/// What a node computes. The alternatives are in op_kind's order.
-using attributes =
-    std::variant<parameter_op, constant_op, elementwise_op, reduce_op, dot_general_op, transpose_op,
-                 softmax_op, layer_norm_op, reshape_op, broadcast_op, slice_op, concat_op,
-                 external_op, fused_elementwise_op, fused_dense_op, fused_reduce_op,
-                 extra_result_op>;
+/// Every op struct, in op_kind's order: X(kind) for the struct kind_op. A new op is its struct
+/// above and one line here.
+#define NAX_GRAPH_OP_KINDS(X) \
+  X(parameter)                \
+  X(constant)                 \
+  X(elementwise)              \
+  X(reduce)                   \
+  X(dot_general)              \
+  X(transpose)                \
+  X(softmax)                  \
+  X(layer_norm)               \
+  X(reshape)                  \
+  X(broadcast)                \
+  X(slice)                    \
+  X(concat)                   \
+  X(external)                 \
+  X(fused_elementwise)        \
+  X(fused_dense)              \
+  X(fused_reduce)             \
+  X(extra_result)
 
-/// The kinds of node: attributes' alternatives, in order.
+/// The kinds of node, one per op struct.
 enum class op_kind : std::uint8_t {
-  parameter,
-  constant,
-  elementwise,
-  reduce,
-  dot_general,
-  transpose,
-  softmax,
-  layer_norm,
-  reshape,
-  broadcast,
-  slice,
-  concat,
-  external,
-  fused_elementwise,
-  fused_dense,
-  fused_reduce,
-  extra_result,
+#define NAX_GRAPH_OP_ENUM(k) k,
+  NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_ENUM)
+#undef NAX_GRAPH_OP_ENUM
 };
 
-constexpr op_kind kind_of(const attributes& a) noexcept { return static_cast<op_kind>(a.index()); }
+/// op_kind_for<A>: the kind whose struct is A.
+template <class A>
+inline constexpr bool is_op_struct = false;
+template <class A>
+inline constexpr op_kind op_kind_for = op_kind::parameter;
+#define NAX_GRAPH_OP_TRAITS(k)                       \
+  template <>                                        \
+  inline constexpr bool is_op_struct<k##_op> = true; \
+  template <>                                        \
+  inline constexpr op_kind op_kind_for<k##_op> = op_kind::k;
+NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_TRAITS)
+#undef NAX_GRAPH_OP_TRAITS
+
+inline std::string_view name(op_kind k) noexcept;
+
+/// What a node computes: exactly one op struct (a tagged union; a default one is a
+/// parameter_op). Written out rather than a std::variant of the 17 structs: the variant's copy,
+/// move, destruction and comparison cost about 2 s of g++ time in every translation unit that
+/// copies a node, and these are one switch each.
+class attributes {
+ public:
+  attributes() : attributes(parameter_op{}) {}
+  /// From an op struct (implicit, as a variant's: `node{reduce_op{...}, ...}`).
+  template <class A, class S = std::remove_cvref_t<A>>
+  requires is_op_struct<S> attributes(A&& a) : kind_(op_kind_for<S>) {
+    ::new (static_cast<void*>(&slot<S>())) S(std::forward<A>(a));
+  }
+  attributes(const attributes& o) : kind_(o.kind_) {
+    switch (kind_) {
+#define NAX_GRAPH_OP_COPY(k) \
+  case op_kind::k: ::new (static_cast<void*>(&k##_)) k##_op(o.k##_); break;
+      NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_COPY)
+#undef NAX_GRAPH_OP_COPY
+    }
+  }
+  attributes(attributes&& o) noexcept : kind_(o.kind_) {
+    switch (kind_) {
+#define NAX_GRAPH_OP_MOVE(k) \
+  case op_kind::k: ::new (static_cast<void*>(&k##_)) k##_op(std::move(o.k##_)); break;
+      NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_MOVE)
+#undef NAX_GRAPH_OP_MOVE
+    }
+  }
+  attributes& operator=(const attributes& o) {
+    if (this != &o) *this = attributes(o);  // the copy may throw: *this is untouched then
+    return *this;
+  }
+  attributes& operator=(attributes&& o) noexcept {
+    if (this != &o) {
+      destroy();
+      ::new (static_cast<void*>(this)) attributes(std::move(o));
+    }
+    return *this;
+  }
+  ~attributes() { destroy(); }
+
+  op_kind kind() const noexcept { return kind_; }
+  /// The op struct A, or null if this holds another one.
+  template <class A>
+  A* get_if() noexcept {
+    return kind_ == op_kind_for<A> ? &slot<A>() : nullptr;
+  }
+  template <class A>
+  const A* get_if() const noexcept {
+    return kind_ == op_kind_for<A> ? &const_cast<attributes*>(this)->slot<A>() : nullptr;
+  }
+  template <class A>
+  bool is() const noexcept {
+    return kind_ == op_kind_for<A>;
+  }
+  /// The op struct A, which this must hold (std::logic_error naming both kinds otherwise: a
+  /// pass's mistake).
+  template <class A>
+  const A& get() const {
+    if (kind_ != op_kind_for<A>) wrong_kind(op_kind_for<A>);
+    return *get_if<A>();
+  }
+  template <class A>
+  A& get() {
+    if (kind_ != op_kind_for<A>) wrong_kind(op_kind_for<A>);
+    return *get_if<A>();
+  }
+
+  friend bool operator==(const attributes& a, const attributes& b) {
+    if (a.kind_ != b.kind_) return false;
+    switch (a.kind_) {
+#define NAX_GRAPH_OP_EQUAL(k) \
+  case op_kind::k: return a.k##_ == b.k##_;
+      NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_EQUAL)
+#undef NAX_GRAPH_OP_EQUAL
+    }
+    return false;
+  }
+
+ private:
+  void destroy() noexcept {
+    switch (kind_) {
+#define NAX_GRAPH_OP_DESTROY(k) \
+  case op_kind::k: k##_.~k##_op(); break;
+      NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_DESTROY)
+#undef NAX_GRAPH_OP_DESTROY
+    }
+  }
+  [[noreturn]] void wrong_kind(op_kind wanted) const {
+    throw std::logic_error(std::string("nax::graph: a node's op is ") + std::string(name(kind_)) +
+                           ", not " + std::string(name(wanted)));
+  }
+  template <class A>
+  A& slot() noexcept {
+#define NAX_GRAPH_OP_SLOT(k) \
+  if constexpr (std::is_same_v<A, k##_op>) return k##_;
+    NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_SLOT)
+#undef NAX_GRAPH_OP_SLOT
+  }
+
+  op_kind kind_;
+  union {
+#define NAX_GRAPH_OP_MEMBER(k) k##_op k##_;
+    NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_MEMBER)
+#undef NAX_GRAPH_OP_MEMBER
+  };
+};
+
+inline op_kind kind_of(const attributes& a) noexcept { return a.kind(); }
 
 inline std::string_view name(op_kind k) noexcept {
   switch (k) {
@@ -189,9 +315,8 @@ inline std::string_view name(op_kind k) noexcept {
 /// What an op is called in messages and in Graphviz: the elementwise op's own name ("tanh"),
 /// "reduce_sum", or the kind's name.
 inline std::string op_label(const attributes& a) {
-  if (const auto* e = std::get_if<elementwise_op>(&a)) return std::string(ops::name(e->op));
-  if (const auto* r = std::get_if<reduce_op>(&a))
-    return "reduce_" + std::string(ops::name(r->kind));
+  if (const auto* e = a.get_if<elementwise_op>()) return std::string(ops::name(e->op));
+  if (const auto* r = a.get_if<reduce_op>()) return "reduce_" + std::string(ops::name(r->kind));
   return std::string(name(kind_of(a)));
 }
 

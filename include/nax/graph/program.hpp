@@ -52,7 +52,7 @@ struct program_step {
   op_kind kind() const noexcept { return kind_of(op); }
   template <class A>
   const A& as() const {
-    return std::get<A>(op);
+    return op.template get<A>();
   }
 };
 

@@ -107,7 +107,7 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p) {
       continue;
     }
     std::string label = op_label(s.op);
-    if (const auto* e = std::get_if<external_op>(&s.op)) label = e->kernel->label();
+    if (const auto* e = s.op.get_if<external_op>()) label = e->kernel->label();
     detail::dot_box(out, detail::dot_cat({"v", id(s.result)}),
                     p.values[s.result].role == value_role::output, label);
     for (value_index a : s.args)

@@ -78,7 +78,7 @@ NAX_RUNTIME_INLINE strides_vector dense_strides(const nax::shape& s) {
 }
 
 NAX_RUNTIME_INLINE std::string step_label(const graph::program_step& s) {
-  if (const auto* e = std::get_if<graph::external_op>(&s.op)) return e->kernel->label();
+  if (const auto* e = s.op.get_if<graph::external_op>()) return e->kernel->label();
   return graph::op_label(s.op);
 }
 

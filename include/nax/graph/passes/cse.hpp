@@ -23,8 +23,8 @@ namespace detail {
 inline std::size_t node_hash(const node& n) {
   std::size_t h = static_cast<std::size_t>(n.kind()) * 0x9e3779b97f4a7c15ull;
   auto mix = [&](std::size_t x) { h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-  if (const auto* e = std::get_if<elementwise_op>(&n.op)) mix(static_cast<std::size_t>(e->op));
-  if (const auto* c = std::get_if<constant_op>(&n.op))
+  if (const auto* e = n.op.get_if<elementwise_op>()) mix(static_cast<std::size_t>(e->op));
+  if (const auto* c = n.op.get_if<constant_op>())
     mix(static_cast<std::size_t>(std::bit_cast<std::uint64_t>(c->value)));
   for (node_id i : n.inputs) mix(i);
   mix(static_cast<std::size_t>(n.shape.dtype()));

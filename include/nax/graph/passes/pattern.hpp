@@ -30,23 +30,23 @@ class pattern_matcher {
 
   /// Whether node i is elementwise op `op`.
   bool is(node_id i, ops::id op) const {
-    const auto* e = std::get_if<elementwise_op>(&g_[i].op);
+    const auto* e = g_[i].op.get_if<elementwise_op>();
     return e != nullptr && e->op == op;
   }
   /// Whether node i is a reduction `kind` over the one axis `axis`.
   bool is_reduce(node_id i, ops::reduce_kind kind, std::uint32_t axis) const {
-    const auto* r = std::get_if<reduce_op>(&g_[i].op);
+    const auto* r = g_[i].op.get_if<reduce_op>();
     return r != nullptr && r->kind == kind && r->axes.size() == 1 && r->axes[0] == axis;
   }
   /// Whether node i is a reduction `kind` over one axis (which it returns).
   std::optional<std::uint32_t> single_axis_reduce(node_id i, ops::reduce_kind kind) const {
-    const auto* r = std::get_if<reduce_op>(&g_[i].op);
+    const auto* r = g_[i].op.get_if<reduce_op>();
     if (r == nullptr || r->kind != kind || r->axes.size() != 1) return std::nullopt;
     return r->axes[0];
   }
   /// Whether node i is the constant v.
   bool is_constant(node_id i, double v) const {
-    const auto* c = std::get_if<constant_op>(&g_[i].op);
+    const auto* c = g_[i].op.get_if<constant_op>();
     return c != nullptr && c->value == v;
   }
   /// The node's only reader, if it has exactly one and is not an output.

@@ -153,7 +153,7 @@ decltype(auto) with_floating(nax::dtype t, F&& f) {
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     const graph::program_step& s, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch) {
-  const auto* fused = std::get_if<graph::fused_dense_op>(&s.op);
+  const auto* fused = s.op.get_if<graph::fused_dense_op>();
   const graph::dot_general_op& dg = fused ? fused->dot : s.as<graph::dot_general_op>();
   const nax::shape &as = shapes[s.args[0]], &bs = shapes[s.args[1]];
   using group = nax::detail::small_vector<std::size_t, 6>;

@@ -62,7 +62,7 @@ NAX_RUNTIME_INLINE kernels::elementwise_program group_program(
     auto operand = [&](std::uint32_t in) {
       return d.is_arg(in) ? kernels::elementwise_operand::input(in) : of[in - d.num_args];
     };
-    if (const auto* b = std::get_if<graph::broadcast_op>(&op.op)) {
+    if (const auto* b = op.op.get_if<graph::broadcast_op>()) {
       // Its target has the iteration shape's axes.
       const std::uint32_t a = op.inputs[0];
       const nax::shape& in = shapes[s.args[a]];
