@@ -17,6 +17,7 @@ NAX_RUNTIME_INLINE void fuse_layer_norm(ir& g);
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include <nax/core/broadcast.hpp>
@@ -100,42 +101,46 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
   return true;
 }
 
+// t = inner `op` p in either operand order, where `inner` matches its operand (extending a copy
+// of `match`) and p is a feature parameter over the matched x: then `match` takes the extended
+// match with t among its members, and p is returned.
+inline std::optional<node_id> match_with_parameter(const pattern_matcher& m, node_id t, ops::id op,
+                                                   ln_match& match,
+                                                   bool (*inner)(const pattern_matcher&, node_id,
+                                                                 ln_match&)) {
+  if (!m.is(t, op)) return std::nullopt;
+  for (int swap = 0; swap < 2; ++swap) {
+    ln_match c = match;
+    const node_id a = m.at(t).inputs[swap], p = m.at(t).inputs[1 - swap];
+    if (inner(m, a, c) && is_feature_param(m, p, c) &&
+        m.same_dims(m.at(t).shape, m.at(c.x).shape)) {
+      c.members.push_back(t);
+      match = std::move(c);
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
 // t = n * gamma (either order), or n.
 inline bool match_scale(const pattern_matcher& m, node_id t, ln_match& match) {
-  if (m.is(t, ops::id::mul))
-    for (int swap = 0; swap < 2; ++swap) {
-      ln_match c = match;
-      const node_id a = m.at(t).inputs[swap], p = m.at(t).inputs[1 - swap];
-      if (match_norm(m, a, c) && is_feature_param(m, p, c) &&
-          m.same_dims(m.at(t).shape, m.at(c.x).shape)) {
-        c.members.push_back(t);
-        c.gamma = p;
-        c.has_gamma = true;
-        match = std::move(c);
-        return true;
-      }
-    }
+  if (const auto gamma = match_with_parameter(m, t, ops::id::mul, match, match_norm)) {
+    match.gamma = *gamma;
+    match.has_gamma = true;
+    return true;
+  }
   return match_norm(m, t, match);
 }
 
 inline bool try_layer_norm(pattern_matcher& m, node_id y) {
   if (!m.at(y).is<elementwise_op>()) return false;
   ln_match match;
-  bool found = false;
-  if (m.is(y, ops::id::add))
-    for (int swap = 0; swap < 2 && !found; ++swap) {
-      ln_match c;
-      const node_id a = m.at(y).inputs[swap], p = m.at(y).inputs[1 - swap];
-      if (match_scale(m, a, c) && is_feature_param(m, p, c) &&
-          m.same_dims(m.at(y).shape, m.at(c.x).shape)) {
-        c.members.push_back(y);
-        c.beta = p;
-        c.has_beta = true;
-        match = std::move(c);
-        found = true;
-      }
-    }
-  if (!found && !match_scale(m, y, match)) return false;
+  if (const auto beta = match_with_parameter(m, y, ops::id::add, match, match_scale)) {
+    match.beta = *beta;
+    match.has_beta = true;
+  } else if (!match_scale(m, y, match)) {
+    return false;
+  }
   fusion_group gr;
   gr.kind = fusion_kind::layer_norm;
   layer_norm_op op;
