@@ -76,6 +76,28 @@ TEST_CASE("jit: strided views are copied dense, and give the bits dense tensors 
   CHECK(w_dense(3, 5) == w_stored(5, 3));
 }
 
+TEST_CASE("jit: arguments go by axis name, in any order, and give the bits in-order ones give") {
+  auto f = nax::jit(dense_gelu, nax::input<float, batch, hidden>("x"),
+                    nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));
+  nax::tensor<float, ff, hidden> w_stored;  // [ff, hidden] for input [hidden, ff]
+  nax::tensor<float, hidden, batch> x_stored(batch(5));
+  nax::tensor<float, ff> b;
+  fill(w_stored, 7);
+  fill(x_stored, 8);
+  fill(b, 9);
+  const nax::tensor<float, batch, ff> y = f(x_stored, w_stored, b);
+  const nax::tensor<float, batch, hidden> x(nax::permute<batch, hidden>(x_stored));
+  const nax::tensor<float, hidden, ff> w(nax::permute<hidden, ff>(w_stored));
+  const nax::tensor<float, batch, ff> want = f(x, w, b);
+  REQUIRE(y.extent<batch>() == 5);
+  CHECK(std::equal(y.data(), y.data() + y.size(), want.data()));
+  CHECK(x(4, 2) == x_stored(2, 4));
+  // A view of the permuted order is taken the same way.
+  const nax::tensor<float, batch, ff> from_views = f(x_stored.view(), w_stored.view(), b);
+  CHECK(std::equal(from_views.data(), from_views.data() + from_views.size(), want.data()));
+  CHECK(f.executable().stats().live == 1);  // one binding, {batch: 5}, whatever the order
+}
+
 TEST_CASE("jit: concurrent calls with different bindings") {
   auto f = nax::jit(dense_gelu, nax::input<float, batch, hidden>("x"),
                     nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));

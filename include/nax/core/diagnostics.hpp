@@ -52,6 +52,22 @@ struct destination_axis_missing_from_expression;
 /// An extent value that is not a positive integer, nax::dynamic or nax::upto(N > 0).
 template <class Axis>
 struct axis_extent_must_be_positive_integer_or_dynamic_or_upto;
+/// A list of axis names, as errors show one.
+template <class... Names>
+struct axis_names {};
+/// Argument `Index` (from 0) of a nax::jit function is not a nax::tensor or nax::tensor_view.
+template <std::size_t Index>
+struct jit_argument_is_not_a_tensor;
+/// Argument `Index` of a nax::jit function has element type Given, its nax::input Input.
+template <std::size_t Index, class Input, class Given>
+struct jit_argument_element_type_differs_from_input;
+/// Argument `Index` of a nax::jit function has other axis names than its nax::input (in any
+/// order): the input's, then the argument's.
+template <std::size_t Index, class InputAxes, class ArgumentAxes>
+struct jit_argument_axes_differ_from_input;
+/// An axis of argument `Index` of a nax::jit function has its input's name, another extent.
+template <std::size_t Index, class Axis>
+struct jit_argument_axis_extent_differs_from_input;
 
 }  // namespace nax::error
 

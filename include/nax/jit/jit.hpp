@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/bind.hpp>
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
@@ -35,6 +36,7 @@
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/typed/layout.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
@@ -97,9 +99,52 @@ struct tensors_of<std::tuple<X...>> {
   using type = std::tuple<typename tensor_of_traced<X>::type...>;
 };
 
-/// The view of argument x as input In reads it: a nax::tensor or nax::tensor_view of exactly
-/// In's element type and axes.
-template <class In, class X>
+/// The element type and axes of a nax::tensor or nax::tensor_view (is_tensor false otherwise).
+template <class X>
+struct argument_parts {
+  static constexpr bool is_tensor = false;
+  using value_type = void;
+  using axes_type = axes<>;
+};
+template <class T, class... A>
+struct argument_parts<tensor<T, A...>> {
+  static constexpr bool is_tensor = true;
+  using value_type = T;
+  using axes_type = axes<A...>;
+};
+template <class T, class... A>
+struct argument_parts<tensor_view<T, A...>> {
+  static constexpr bool is_tensor = true;
+  using value_type = std::remove_const_t<T>;
+  using axes_type = axes<A...>;
+};
+
+template <class L>
+struct axis_names_of;
+template <class... A>
+struct axis_names_of<axes<A...>> {
+  using type = error::axis_names<axis_diagnostic_name<A>...>;
+};
+
+/// Whether axis lists L and M hold the same names, in any order.
+template <class L, class M>
+inline constexpr bool same_axis_names_v = false;
+template <class... A, class M>
+inline constexpr bool same_axis_names_v<axes<A...>, M> =
+    sizeof...(A) == boost::mp11::mp_size<M>::value && (axes_contains_v<M, A> && ...);
+
+/// The first axis of L whose type differs from M's axis of the same name (void if none).
+template <class L, class M>
+using first_differing_axis = boost::mp11::mp_at<
+    boost::mp11::mp_push_back<
+        boost::mp11::mp_remove_if_q<L, boost::mp11::mp_bind_front<boost::mp11::mp_contains, M>>,
+        void>,
+    boost::mp11::mp_size_t<0>>;
+
+/// The view of argument I, x, as input In reads it: x is a nax::tensor or nax::tensor_view of
+/// In's element type whose axes are In's in any order (a permuted one is read through a
+/// permuted view, which the call then copies dense).
+template <std::size_t I, class In, class X>
 typename In::view_type input_view(const X& x) {
   using view = typename In::view_type;
   using T = typename In::value_type;
@@ -109,12 +154,36 @@ typename In::view_type input_view(const X& x) {
                        std::is_convertible_v<const X&, view>) {  // a mutable view
     return view(x);
   } else {
-    // An error here means an argument is not a nax::tensor or nax::tensor_view of its input's
-    // element type and axes, in the input's order.
-    static_assert(sizeof(T) == 0,
-                  "nax::jit: an argument's type differs from its input's (element type and axes, "
-                  "in order)");
-    return view(nullptr, typename view::extents_type());
+    using parts = argument_parts<X>;
+    using want = typename view::axes_type;
+    using got = typename parts::axes_type;
+    if constexpr (!parts::is_tensor) {
+      // An error here means argument I (from 0) of a nax::jit function is not a nax::tensor or
+      // nax::tensor_view.
+      static_assert(raise<error::jit_argument_is_not_a_tensor<I>>);
+      return view(nullptr, typename view::extents_type());
+    } else if constexpr (!std::is_same_v<typename parts::value_type, T>) {
+      // An error here means argument I has another element type than its nax::input.
+      static_assert(
+          raise<error::jit_argument_element_type_differs_from_input<I, T,
+                                                                    typename parts::value_type>>);
+      return view(nullptr, typename view::extents_type());
+    } else if constexpr (!same_axis_names_v<want, got>) {
+      // An error here means argument I's axes are not its nax::input's, in any order: the
+      // input's names come first, then the argument's.
+      static_assert(
+          raise<error::jit_argument_axes_differ_from_input<I, typename axis_names_of<want>::type,
+                                                           typename axis_names_of<got>::type>>);
+      return view(nullptr, typename view::extents_type());
+    } else if constexpr (!std::is_void_v<first_differing_axis<want, got>>) {
+      // An error here means an axis of argument I has its input's name but another extent
+      // (static, dynamic or bounded, or another static value).
+      static_assert(raise<error::jit_argument_axis_extent_differs_from_input<
+                        I, axis_diagnostic_name<first_differing_axis<want, got>>>>);
+      return view(nullptr, typename view::extents_type());
+    } else {
+      return [&]<class... A>(axes<A...>) { return view(nax::permute<A...>(x)); }(want{});
+    }
   }
 }
 
@@ -176,11 +245,16 @@ class jit_function {
 
   explicit jit_function(nax::executable ex) : ex_(std::move(ex)) {}
 
-  /// Runs on tensors or views of the inputs' types (views need not be dense: a strided one is
-  /// copied). nax::shape_error naming the input and axis if the extents do not bind.
+  /// Runs on tensors or views of the inputs' element types and axes, the axes in any order (an
+  /// argument whose axes are permuted, or a strided view, is copied dense). nax::shape_error
+  /// naming the input and axis if the extents do not bind.
   template <class... X>
   requires(sizeof...(X) == sizeof...(Inputs)) Result operator()(const X&... xs) const {
-    const std::tuple<typename Inputs::view_type...> views(detail::input_view<Inputs>(xs)...);
+    const std::tuple<typename Inputs::view_type...> views = [&]<std::size_t... I>(
+        std::index_sequence<I...>) {
+      return std::tuple<typename Inputs::view_type...>(detail::input_view<I, Inputs>(xs)...);
+    }
+    (std::index_sequence_for<Inputs...>{});
     std::array<dyn_tensor, sizeof...(Inputs)> in;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       // A strided view is copied dense, by the runtime's copy kernel.
