@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <span>
@@ -71,6 +72,23 @@ class tensor : public detail::leaf_expression<tensor<T, Axes...>> {
       detail::throw_shape_error("a tensor of ", extents_.to_string(), " needs ", size(),
                                 " values, got ", values.size());
     std::copy(values.begin(), values.end(), data());
+  }
+
+  /// An all-static tensor from a braced list of its values in row-major order:
+  /// `tensor<float, hidden> b{0.5f, 1.5f, 2.5f}` (nax::shape_error if the count is not its size).
+  tensor(std::initializer_list<T> values) requires(extents_type::rank_dynamic() == 0)
+      : tensor(std::span<const T>(values.begin(), values.size())) {}
+
+  /// A tensor of `values` (a span, a std::vector, a braced list) in row-major order, dynamic
+  /// extents by name: `auto w = tensor<float, in, hidden>::from(v)`. A factory, because the
+  /// constructor spelled `tensor<...> w(std::span<const float>(v));` declares a function.
+  template <axis_type... Given>
+  static tensor from(std::span<const T> values, Given... given) {
+    return tensor(values, given...);
+  }
+  template <axis_type... Given>
+  static tensor from(std::initializer_list<T> values, Given... given) {
+    return tensor(std::span<const T>(values.begin(), values.size()), given...);
   }
 
   /// The value of an expression whose axes are a permutation of this tensor's.
