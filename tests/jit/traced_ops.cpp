@@ -81,6 +81,31 @@ TEST_CASE("jit: attention-like softmax(dot(q, k) * s) contracted with v") {
   }
 }
 
+TEST_CASE("jit: self-attention over one input, keys renamed: the cache keys on batch and seq") {
+  using kseq = nax::axis<"kseq">;
+  const auto self_attention = [](auto x) {
+    auto k = nax::rename<seq, kseq>(x);
+    auto p = nax::softmax<kseq>(nax::dot<head>(x, k));
+    return nax::dot<kseq>(p, nax::rename<seq, kseq>(x));
+  };
+  auto f = nax::jit(self_attention, nax::input<float, batch, seq, head>("x"));
+  const g::program& prog = f.executable().program();
+  CHECK(prog.dynamic_axes == std::vector<nax::axis_name>{"batch", "seq"});
+  REQUIRE(prog.axis_aliases.size() == 1);
+  CHECK(prog.axis_aliases[0] == g::axis_alias{"kseq", "seq"});
+  for (const std::array<int, 2>& ns : {std::array{1, 1}, {3, 7}, {2, 33}, {3, 7}}) {
+    const int n = ns[0], s = ns[1];
+    CAPTURE(n);
+    CAPTURE(s);
+    nax::tensor<float, batch, seq, head> x{batch(n), seq(s)};
+    fill(x, 4);
+    const nax::tensor<float, batch, seq, head> y = f(x);
+    check_close(y, nax::tensor<float, batch, seq, head>(eager(self_attention, x)));
+  }
+  CHECK(f.executable().stats().misses == 3);
+  CHECK(f.executable().stats().hits == 1);
+}
+
 TEST_CASE("jit: reductions and log_softmax, returned as a tuple") {
   auto f = nax::jit(statistics, nax::input<float, batch, hidden>("x"));
   for (std::size_t n : {1, 3, 64}) {

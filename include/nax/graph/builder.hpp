@@ -10,11 +10,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/graph/axis_alias.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/ops/list.hpp>
@@ -106,6 +109,16 @@ class builder {
   /// have no name to bind.
   NAX_RUNTIME_INLINE value concat(std::span<const value> xs, axis_ref axis);
 
+  /// x with its axis `from` named `to` (no data moves). A dynamic axis renamed is an alias of
+  /// its source: bound to the same value, never a separate axis of the binding (queries over
+  /// `seq`, keys over `kseq`: the executable is specialized per `seq` alone). nax::shape_error if
+  /// x has no axis `from`, already has one named `to`, or `to` already names another axis's
+  /// alias.
+  NAX_RUNTIME_INLINE value rename(value x, axis_ref from, std::string_view to);
+
+  /// The dynamic axes made by rename, each with the input axis it is bound as, e.g. {kseq, seq}.
+  std::span<const axis_alias> axis_aliases() const noexcept { return aliases_; }
+
   /// The graph built so far.
   const ir& graph() const noexcept { return graph_; }
   std::size_t size() const noexcept { return graph_.size(); }
@@ -118,6 +131,7 @@ class builder {
 
   ir graph_;
   std::uint32_t parameters_ = 0;
+  std::vector<axis_alias> aliases_;
 };
 
 inline const nax::shape& value::shape() const { return builder_->at(id_).shape; }
@@ -131,6 +145,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 }  // namespace nax::graph
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -143,6 +158,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/elementwise.hpp>
 #include <nax/graph/infer/reduce.hpp>
+#include <nax/graph/infer/rename.hpp>
 #include <nax/graph/infer/reshape.hpp>
 #include <nax/graph/infer/rows.hpp>
 #include <nax/graph/infer/slice.hpp>
@@ -221,6 +237,29 @@ NAX_RUNTIME_INLINE value builder::external(std::shared_ptr<const external_kernel
 NAX_RUNTIME_INLINE value builder::reshape(value x, nax::shape target) {
   std::optional<node> n = detail::infer_reshape(graph_, operand("reshape", x), target);
   return n ? push(std::move(*n)) : x;
+}
+
+NAX_RUNTIME_INLINE value builder::rename(value x, axis_ref from, std::string_view to) {
+  const node_id id = operand("rename", x);
+  std::optional<node> n = detail::infer_rename(graph_, id, from, to);
+  if (!n) return x;
+  const dim& source = graph_[id].shape[detail::resolve_axis("rename", 0, graph_[id].shape, from)];
+  if (source.is_dynamic()) {
+    // Bound as the source's own source, if the source is itself a renamed axis.
+    axis_name root = source.name();
+    for (const axis_alias& a : aliases_)
+      if (a.alias == root) root = a.source;
+    const axis_name alias(to);
+    for (const axis_alias& a : aliases_)
+      if (a.alias == alias && a.source != root)
+        nax::detail::throw_shape_error("nax::graph::rename: '", to, "' already names axis '",
+                                       a.source.view(), "' renamed; it cannot also be '",
+                                       root.view(), "'");
+    if (alias != root && std::none_of(aliases_.begin(), aliases_.end(),
+                                      [&](const axis_alias& a) { return a.alias == alias; }))
+      aliases_.push_back({alias, root});
+  }
+  return push(std::move(*n));
 }
 
 NAX_RUNTIME_INLINE value builder::broadcast(value x, nax::shape target) {

@@ -21,6 +21,7 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
 }  // namespace nax::graph
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <algorithm>
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
@@ -42,7 +43,15 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
   work.set_outputs(std::move(ids));
   for (const pass& p : options.passes.empty() ? make_pass_list(options) : options.passes)
     p.run(work);
-  return lower(work);
+  program p = lower(work);
+  for (const axis_alias& a : g.axis_aliases()) {
+    if (std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), a.alias) != p.dynamic_axes.end())
+      nax::detail::throw_shape_error("nax::graph::compile: axis '", a.alias.view(),
+                                     "' is both an input's axis and axis '", a.source.view(),
+                                     "' renamed");
+    p.axis_aliases.push_back(a);
+  }
+  return p;
 }
 
 }  // namespace nax::graph

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string_view>
 
 #include <nax/graph/builder.hpp>
 #include <nax/ops/list.hpp>
@@ -113,6 +114,11 @@ inline value broadcast(const value& x, const nax::shape& target) {
 }
 inline value broadcast(const value& x, std::initializer_list<nax::dim> dims) {
   return broadcast(x, nax::shape(x.shape().dtype(), dims));
+}
+
+/// x with axis `from` named `to` (builder::rename): a renamed dynamic axis is bound as its source.
+inline value rename(const value& x, axis_ref from, std::string_view to) {
+  return x.owner().rename(x, from, to);
 }
 
 /// slice(x, "seq", 0, 128): entries [start, stop) of an axis, every step-th (slice_end: to the

@@ -15,6 +15,7 @@
 #include <nax/core/axis_name.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
+#include <nax/graph/axis_alias.hpp>
 #include <nax/graph/decomposition.hpp>
 #include <nax/graph/op.hpp>
 
@@ -64,6 +65,9 @@ struct program {
   std::vector<std::string> input_names;  // by parameter position
   std::vector<value_index> outputs;      // by result position
   std::vector<axis_name> dynamic_axes;   // the named dynamic axes of the inputs, sorted
+  /// The renamed dynamic axes (graph::builder::rename), each bound as its source, one of
+  /// dynamic_axes: specialization binds them from the binding of dynamic_axes.
+  std::vector<axis_alias> axis_aliases;
 
   const program_value& input(std::size_t k) const { return values[k]; }
   std::size_t num_inputs() const { return input_names.size(); }

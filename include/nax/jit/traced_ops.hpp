@@ -1,5 +1,5 @@
 #pragma once
-// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm and eval on traced values
+// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, rename and eval on traced values
 // (while nax::jit traces a function): each adds graph nodes and returns a traced value of the
 // type the typed op would return, instead of computing. Their operands, if elementwise
 // expressions, become one fused node first (fused_expression.hpp).
@@ -20,12 +20,13 @@
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
-#include <nax/ops/reduce_kind.hpp>
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
+#include <nax/ops/reduce_kind.hpp>
 #include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layer_norm.hpp>
+#include <nax/typed/layout.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/softmax.hpp>
 
@@ -120,6 +121,23 @@ requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto min(N<P...> x
 template <template <class...> class N, class... P>
 requires detail::is_traced_v<N<P...>>
 auto eval(N<P...> e) { return detail::to_traced(e); }
+
+/// nax::rename on a traced operand: a rename node. A renamed dynamic axis is bound as its source
+/// (graph::builder::rename): keys renamed from `seq` to `kseq` leave the cache keyed on `seq`.
+template <class From, class To, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto rename(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  // An error here means x has no axis named like From.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, From>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<From>>>);
+  using own_from = axes_get<typename E::axes_type, From>;
+  using L = detail::rename_in<typename E::axes_type, own_from, To>;
+  // An error here means x already has an axis named like To.
+  static_assert(same_axis_name_v<From, To> || check_unique_axes<L>);
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<typename E::value_type, L>(
+      v.owner().rename(v, graph::axis_ref(From::name), To::name));
+}
 
 /// nax::softmax on a traced operand: a softmax node.
 template <class A, class X>

@@ -81,10 +81,15 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
                                                               const nax::bindings& b) {
   auto s = std::make_unique<specialization>();
   s->binding = b;
+  // A renamed dynamic axis takes its source's value (a binding that gives it another throws,
+  // naming the axis and both values).
+  for (const graph::axis_alias& a : p.axis_aliases)
+    if (auto v = b.find(a.source)) s->binding.bind(a.alias, *v);
+  const nax::bindings& bound = s->binding;
   const std::size_t n = p.values.size();
   s->shapes.reserve(n);
   for (const graph::program_value& v : p.values) {
-    nax::shape c = v.shape.resolve(b);
+    nax::shape c = v.shape.resolve(bound);
     if (!c.is_fully_concrete()) {
       for (const dim& d : c.dims())
         if (d.is_dynamic())
