@@ -2,8 +2,14 @@
 // names the argument's position (from 0), the input's axis names, then the argument's, each in
 // its own order.
 // expect: jit_argument_axes_differ_from_input<1
-// expect-gcc: axis_names<nax::error::name<nax::fixed_string<6>{"hidden"}>, nax::error::name<nax::fixed_string<3>{"out"}> >, nax::error::axis_names<nax::error::name<nax::fixed_string<5>{"other"}>, nax::error::name<nax::fixed_string<6>{"hidden"}> >
-// expect-clang: axis_names<nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>, nax::error::name<'o', 'u', 't'>>, nax::error::axis_names<nax::error::name<'o', 't', 'h', 'e', 'r'>, nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>>
+// expect-gcc: <1, nax::error::axis_names<nax::error::name<nax::fixed_string<6>{"hidden"}>
+// expect-gcc: {"hidden"}>, nax::error::name<nax::fixed_string<3>{"out"}> >
+// expect-gcc: {"out"}> >, nax::error::axis_names<nax::error::name<nax::fixed_string<5>{"other"}>
+// expect-gcc: {"other"}>, nax::error::name<nax::fixed_string<6>{"hidden"}> > >
+// expect-clang: <1, nax::error::axis_names<nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>
+// expect-clang: 'n'>, nax::error::name<'o', 'u', 't'>>
+// expect-clang: 'u', 't'>>, nax::error::axis_names<nax::error::name<'o', 't', 'h', 'e', 'r'>
+// expect-clang: 'r'>, nax::error::name<'h', 'i', 'd', 'd', 'e', 'n'>>>
 // Syntax only: the kernels need not be instantiated (nax/core/linkage.hpp).
 #define NAX_SEPARATE_RUNTIME
 #include <nax/jit/jit.hpp>

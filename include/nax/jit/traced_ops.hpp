@@ -127,13 +127,8 @@ auto eval(N<P...> e) { return detail::to_traced(e); }
 template <class From, class To, class X>
 requires(expression<X>&& detail::is_traced_v<X>) auto rename(X&& x) {
   using E = std::remove_cvref_t<X>;
-  // An error here means x has no axis named like From.
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, From>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<From>>>);
-  using own_from = axes_get<typename E::axes_type, From>;
-  using L = detail::rename_in<typename E::axes_type, own_from, To>;
-  // An error here means x already has an axis named like To.
-  static_assert(same_axis_name_v<From, To> || check_unique_axes<L>);
+  static_assert(detail::check_rename<typename E::axes_type, From, To>());
+  using L = detail::renamed_axes<typename E::axes_type, From, To>;
   const graph::value v = detail::lower(x);
   return detail::make_traced<typename E::value_type, L>(
       v.owner().rename(v, graph::axis_ref(From::name), To::name));

@@ -15,7 +15,6 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
-#include <nax/typed/tensor_view.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
@@ -95,6 +94,23 @@ using renamed_axis = axis<To::fixed_name, From::extent_spec>;
 
 template <class L, class From, class To>
 using rename_in = replace_axis<L, From, renamed_axis<From, To>>;
+
+/// Axis list L with its axis named like From renamed To: the result of nax::rename on an
+/// expression over L, typed or traced. check_rename<L, From, To>() raises the errors.
+template <class L, class From, class To>
+using renamed_axes = rename_in<L, axes_get<L, From>, To>;
+
+template <class L, class From, class To>
+constexpr bool check_rename() {
+  // An error here means x has no axis named like From.
+  static_assert(
+      require<axes_contains_v<L, From>, error::axis_not_in_list<axis_diagnostic_name<From>>>);
+  if constexpr (axes_contains_v<L, From>) {
+    // An error here means x already has an axis named like To.
+    static_assert(same_axis_name_v<From, To> || check_unique_axes<renamed_axes<L, From, To>>);
+  }
+  return true;
+}
 
 template <class From, class To, class E>
 class rename_node : public expression_base {
@@ -216,13 +232,9 @@ template <class From, class To, class X>
 requires expression<X>
 auto rename(X&& x) {
   using E = detail::expression_of<X>;
-  // An error here means x has no axis named like From.
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, From>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<From>>>);
+  static_assert(detail::check_rename<typename E::axes_type, From, To>());
   using own_from = axes_get<typename E::axes_type, From>;
-  using L = detail::rename_in<typename E::axes_type, own_from, To>;
-  // An error here means x already has an axis named like To.
-  static_assert(same_axis_name_v<From, To> || check_unique_axes<L>);
+  using L = detail::renamed_axes<typename E::axes_type, From, To>;
   if constexpr (detail::is_view_like_v<X&&>) {
     auto v = detail::view_of(std::forward<X>(x));
     return detail::make_view<L>(v.data(), detail::extents_array(v), v.strides());
