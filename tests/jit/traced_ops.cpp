@@ -106,6 +106,18 @@ TEST_CASE("jit: self-attention over one input, keys renamed: the cache keys on b
   CHECK(f.executable().stats().hits == 1);
 }
 
+TEST_CASE("jit: permute is a transpose node, and gives the eager result") {
+  const auto scaled_t = [](auto x) { return nax::permute<head, seq, batch>(x) * 2.0f; };
+  auto f = nax::jit(scaled_t, nax::input<float, batch, seq, head>("x"));
+  CHECK(step_kinds(f.executable()) == std::vector{g::op_kind::transpose, g::op_kind::external});
+  for (const std::array<int, 2>& ns : {std::array{1, 1}, {3, 7}, {2, 33}}) {
+    nax::tensor<float, batch, seq, head> x{batch(ns[0]), seq(ns[1])};
+    fill(x, 5);
+    const nax::tensor<float, head, seq, batch> y = f(x);
+    check_close(y, nax::tensor<float, head, seq, batch>(eager(scaled_t, x)));
+  }
+}
+
 TEST_CASE("jit: reductions and log_softmax, returned as a tuple") {
   auto f = nax::jit(statistics, nax::input<float, batch, hidden>("x"));
   for (std::size_t n : {1, 3, 64}) {

@@ -1,7 +1,7 @@
 #pragma once
-// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, rename and eval on traced values
-// (while nax::jit traces a function): each adds graph nodes and returns a traced value of the
-// type the typed op would return, instead of computing. Their operands, if elementwise
+// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, permute, rename and eval on
+// traced values (while nax::jit traces a function): each adds graph nodes and returns a traced
+// value of the type the typed op would return, instead of computing. Their operands, if elementwise
 // expressions, become one fused node first (fused_expression.hpp).
 //
 // These are overloads of the typed ops, picked over them only for traced operands: dot, softmax
@@ -121,6 +121,19 @@ requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto min(N<P...> x
 template <template <class...> class N, class... P>
 requires detail::is_traced_v<N<P...>>
 auto eval(N<P...> e) { return detail::to_traced(e); }
+
+/// nax::permute on a traced operand: a transpose node (the axes by name).
+template <class... Axes, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto permute(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  using L = axes<axes_get<typename E::axes_type, Axes>...>;
+  // An error here means `Axes...` is not a permutation of x's axes.
+  static_assert(detail::check_assignable<L, typename E::axes_type, true>());
+  static_assert(check_unique_axes<axes<Axes...>>);
+  const graph::value v = detail::lower(x);
+  const graph::axis_ref perm[] = {graph::axis_ref(Axes::name)...};
+  return detail::make_traced<typename E::value_type, L>(v.owner().transpose(v, perm));
+}
 
 /// nax::rename on a traced operand: a rename node. A renamed dynamic axis is bound as its source
 /// (graph::builder::rename): keys renamed from `seq` to `kseq` leave the cache keyed on `seq`.
