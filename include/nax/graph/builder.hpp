@@ -243,21 +243,23 @@ NAX_RUNTIME_INLINE value builder::rename(value x, axis_ref from, std::string_vie
   const node_id id = operand("rename", x);
   std::optional<node> n = detail::infer_rename(graph_, id, from, to);
   if (!n) return x;
-  const dim& source = graph_[id].shape[detail::resolve_axis("rename", 0, graph_[id].shape, from)];
-  if (source.is_dynamic()) {
-    // Bound as the source's own source, if the source is itself a renamed axis.
-    axis_name root = source.name();
+  // The renamed axis is the one dim whose name changed.
+  const nax::shape& before = graph_[id].shape;
+  std::size_t i = 0;
+  while (before[i].name() == n->shape[i].name()) ++i;
+  if (before[i].is_dynamic()) {
+    // Bound as the input axis the source stands for (a source may itself be an alias).
+    axis_name root = before[i].name();
     for (const axis_alias& a : aliases_)
       if (a.alias == root) root = a.source;
     const axis_name alias(to);
-    for (const axis_alias& a : aliases_)
-      if (a.alias == alias && a.source != root)
-        nax::detail::throw_shape_error("nax::graph::rename: '", to, "' already names axis '",
-                                       a.source.view(), "' renamed; it cannot also be '",
-                                       root.view(), "'");
-    if (alias != root && std::none_of(aliases_.begin(), aliases_.end(),
-                                      [&](const axis_alias& a) { return a.alias == alias; }))
-      aliases_.push_back({alias, root});
+    const auto known = std::find_if(aliases_.begin(), aliases_.end(),
+                                    [&](const axis_alias& a) { return a.alias == alias; });
+    if (known != aliases_.end() && known->source != root)
+      nax::detail::throw_shape_error("nax::graph::rename: '", to, "' already names axis '",
+                                     known->source.view(), "' renamed; it cannot also be '",
+                                     root.view(), "'");
+    if (known == aliases_.end() && alias != root) aliases_.push_back({alias, root});
   }
   return push(std::move(*n));
 }

@@ -126,10 +126,8 @@ auto eval(N<P...> e) { return detail::to_traced(e); }
 template <class... Axes, class X>
 requires(expression<X>&& detail::is_traced_v<X>) auto permute(X&& x) {
   using E = std::remove_cvref_t<X>;
-  using L = axes<axes_get<typename E::axes_type, Axes>...>;
-  // An error here means `Axes...` is not a permutation of x's axes.
-  static_assert(detail::check_assignable<L, typename E::axes_type, true>());
-  static_assert(check_unique_axes<axes<Axes...>>);
+  static_assert(detail::check_permute<typename E::axes_type, Axes...>());
+  using L = detail::permuted_axes<typename E::axes_type, Axes...>;
   const graph::value v = detail::lower(x);
   const graph::axis_ref perm[] = {graph::axis_ref(Axes::name)...};
   return detail::make_traced<typename E::value_type, L>(v.owner().transpose(v, perm));

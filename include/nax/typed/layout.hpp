@@ -87,6 +87,19 @@ class permute_node : public expression_base {
   E e_;
 };
 
+/// Axis list L in the order `Axes...` (x's own axis types): the result of nax::permute on an
+/// expression over L, typed or traced. check_permute<L, Axes...>() raises the errors.
+template <class L, class... Axes>
+using permuted_axes = axes<axes_get<L, Axes>...>;
+
+template <class L, class... Axes>
+constexpr bool check_permute() {
+  // An error here means `Axes...` is not a permutation of x's axes.
+  static_assert(check_assignable<permuted_axes<L, Axes...>, L, true>());
+  static_assert(check_unique_axes<axes<Axes...>>);
+  return true;
+}
+
 // --- rename -----------------------------------------------------------------------------------
 
 template <class From, class To>
@@ -211,10 +224,8 @@ template <class... Axes, class X>
 requires expression<X>
 auto permute(X&& x) {
   using E = detail::expression_of<X>;
-  using L = axes<axes_get<typename E::axes_type, Axes>...>;
-  // An error here means `Axes...` is not a permutation of x's axes.
-  static_assert(detail::check_assignable<L, typename E::axes_type, true>());
-  static_assert(check_unique_axes<axes<Axes...>>);
+  static_assert(detail::check_permute<typename E::axes_type, Axes...>());
+  using L = detail::permuted_axes<typename E::axes_type, Axes...>;
   if constexpr (detail::is_view_like_v<X&&>) {
     auto v = detail::view_of(std::forward<X>(x));
     return detail::make_view<L>(
