@@ -29,6 +29,7 @@
 #include <nax/ops/list.hpp>
 
 // typed: tensors and expressions
+#include <nax/typed/axis_split.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>

@@ -68,6 +68,16 @@ struct jit_argument_axes_differ_from_input;
 /// An axis of argument `Index` of a nax::jit function has its input's name, another extent.
 template <std::size_t Index, class Axis>
 struct jit_argument_axis_extent_differs_from_input;
+/// nax::split / nax::merge: axis Whole's static extent is not its parts' product A × B.
+template <class Whole, std::size_t WholeExtent, class A, std::size_t AExtent, class B,
+          std::size_t BExtent>
+struct axis_extent_is_not_the_product_of_its_parts;
+/// nax::split: axis Whole's static extent cannot be split into parts of Part's static extent.
+template <class Whole, std::size_t WholeExtent, class Part, std::size_t PartExtent>
+struct axis_extent_is_not_a_multiple_of_part;
+/// nax::split into two dynamic parts: one must be static for the other's extent to follow.
+template <class A, class B>
+struct axis_split_needs_one_static_part;
 
 }  // namespace nax::error
 

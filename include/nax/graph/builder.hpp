@@ -116,6 +116,17 @@ class builder {
   /// alias.
   NAX_RUNTIME_INLINE value rename(value x, axis_ref from, std::string_view to);
 
+  /// x with its static axis `whole` split, in place, into the named axes `outer` then `inner`
+  /// (element (o, i) is element o × extent(inner) + i of whole; no data moves). One part may be
+  /// dynamic: its extent follows from the other's. nax::shape_error if the extents do not
+  /// divide, or whole is dynamic (its parts' extents could not be bound by name).
+  NAX_RUNTIME_INLINE value split(value x, axis_ref whole, dim outer, dim inner);
+
+  /// x with its static axes a and b merged into one axis named `to`, where a was (element
+  /// (i, j) is element i × extent(b) + j of `to`). A transpose first if b does not directly
+  /// follow a. nax::shape_error if a or b is dynamic.
+  NAX_RUNTIME_INLINE value merge(value x, axis_ref a, axis_ref b, std::string_view to);
+
   /// The dynamic axes made by rename, each with the input axis it is bound as, e.g. {kseq, seq}.
   std::span<const axis_alias> axis_aliases() const noexcept { return aliases_; }
 
@@ -152,6 +163,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/external_kernel.hpp>
+#include <nax/graph/infer/axis_split.hpp>
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
@@ -262,6 +274,28 @@ NAX_RUNTIME_INLINE value builder::rename(value x, axis_ref from, std::string_vie
     if (known == aliases_.end() && alias != root) aliases_.push_back({alias, root});
   }
   return push(std::move(*n));
+}
+
+NAX_RUNTIME_INLINE value builder::split(value x, axis_ref whole, dim outer, dim inner) {
+  return push(detail::infer_split(graph_, operand("split", x), whole, outer, inner));
+}
+
+NAX_RUNTIME_INLINE value builder::merge(value x, axis_ref a, axis_ref b, std::string_view to) {
+  const nax::shape& xs = graph_[operand("merge", x)].shape;
+  const std::size_t i = detail::resolve_axis("merge", 0, xs, a);
+  const std::size_t j = detail::resolve_axis("merge", 0, xs, b);
+  if (i != j && j != i + 1) {  // b moves to just after a; the other axes keep their order
+    std::vector<axis_ref> perm;
+    for (std::size_t k = 0; k < xs.rank(); ++k) {
+      if (k == j) continue;
+      perm.push_back(k);
+      if (k == i) perm.push_back(j);
+    }
+    x = transpose(x, perm);
+    const std::size_t a_at = i < j ? i : i - 1;
+    return push(detail::infer_merge(graph_, x.id(), a_at, a_at + 1, to));
+  }
+  return push(detail::infer_merge(graph_, x.id(), i, j, to));
 }
 
 NAX_RUNTIME_INLINE value builder::broadcast(value x, nax::shape target) {

@@ -120,6 +120,14 @@ inline value broadcast(const value& x, std::initializer_list<nax::dim> dims) {
 inline value rename(const value& x, axis_ref from, std::string_view to) {
   return x.owner().rename(x, from, to);
 }
+/// x with its static axis `whole` split into `outer` then `inner` (builder::split).
+inline value split(const value& x, axis_ref whole, dim outer, dim inner) {
+  return x.owner().split(x, whole, outer, inner);
+}
+/// x with its static axes a and b merged into one axis named `to` (builder::merge).
+inline value merge(const value& x, axis_ref a, axis_ref b, std::string_view to) {
+  return x.owner().merge(x, a, b, to);
+}
 
 /// slice(x, "seq", 0, 128): entries [start, stop) of an axis, every step-th (slice_end: to the
 /// end; on a dynamic axis only for all of it).

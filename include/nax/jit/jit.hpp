@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -187,47 +188,28 @@ typename In::view_type input_view(const X& x) {
   }
 }
 
-/// The extent of axis A as the inputs give it: the first input with an axis of A's name.
-template <class A, class Views>
-std::size_t extent_from_inputs(const Views& views) {
-  if constexpr (A::is_static) {
-    return A::static_extent;
-  } else {
-    std::size_t e = 0;
-    bool found = false;
-    std::apply(
-        [&](const auto&... v) {
-          auto one = [&](const auto& view) {
-            using L = typename std::remove_cvref_t<decltype(view)>::axes_type;
-            boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, L>>(
-                [&](auto id) {
-                  using B = typename decltype(id)::type;
-                  if (!found && B::name == A::name) {
-                    e = view.template extent<B>();
-                    found = true;
-                  }
-                });
-          };
-          (one(v), ...);
-        },
-        views);
-    return e;
-  }
-}
+/// The typed results of a run, made once the executable knows their shapes (by name: the
+/// trace made each result's axes the typed layer's, in its order).
+template <class Results>
+struct result_slots;
+template <class... R>
+struct result_slots<std::tuple<R...>> {
+  std::tuple<std::optional<R>...> made;
 
-template <class Tensor>
-struct result_allocator;
-template <class T, class... A>
-struct result_allocator<tensor<T, A...>> {
-  template <class Views>
-  static tensor<T, A...> make(const Views& views) {
-    if constexpr (sizeof...(A) == 0) {
-      return tensor<T>();
-    } else {
-      const std::array<std::size_t, sizeof...(A)> values{extent_from_inputs<A>(views)...};
-      return tensor<T, A...>(
-          nax::extents<A...>(std::span<const std::size_t, sizeof...(A)>(values)));
-    }
+  static dyn_tensor make(void* self, std::size_t k, const nax::shape& s) {
+    auto& slots = static_cast<result_slots*>(self)->made;
+    dyn_tensor d;
+    boost::mp11::mp_with_index<sizeof...(R)>(k, [&](auto i) {
+      using T = std::tuple_element_t<decltype(i)::value, std::tuple<R...>>;
+      auto& slot = std::get<decltype(i)::value>(slots);
+      slot.emplace(extents_from_shape<typename T::extents_type>(s));
+      d = to_dyn(*slot);
+    });
+    return d;
+  }
+
+  std::tuple<R...> take() {
+    return std::apply([](auto&... r) { return std::tuple<R...>(std::move(*r)...); }, made);
   }
 };
 
@@ -267,20 +249,14 @@ class jit_function {
     }
     (std::index_sequence_for<Inputs...>{});
 
-    results out = [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return results(detail::result_allocator<std::tuple_element_t<I, results>>::make(views)...);
-    }
-    (std::make_index_sequence<std::tuple_size_v<results>>{});
+    detail::result_slots<results> out;
     std::array<dyn_tensor, std::tuple_size_v<results>> out_dyn;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((out_dyn[I] = to_dyn(std::get<I>(out))), ...);
-    }
-    (std::make_index_sequence<std::tuple_size_v<results>>{});
-    ex_.run(std::span<const dyn_tensor>(in), std::span<dyn_tensor>(out_dyn));
+    ex_.run(std::span<const dyn_tensor>(in), std::span<dyn_tensor>(out_dyn),
+            &detail::result_slots<results>::make, &out);
     if constexpr (detail::is_tuple_v<Result>)
-      return out;
+      return out.take();
     else
-      return std::move(std::get<0>(out));
+      return std::move(*std::get<0>(out.made));
   }
 
   /// The compiled graph: stats(), to_dot(), program(), pre_specialize().

@@ -1,8 +1,9 @@
 #pragma once
-// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, permute, rename and eval on
-// traced values (while nax::jit traces a function): each adds graph nodes and returns a traced
-// value of the type the typed op would return, instead of computing. Their operands, if elementwise
-// expressions, become one fused node first (fused_expression.hpp).
+// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, permute, rename, split,
+// merge, slice, concat and eval on traced values (while nax::jit traces a function): each adds
+// graph nodes and returns a traced value of the type the typed op would return, instead of
+// computing. Their operands, if elementwise expressions, become one fused node first
+// (fused_expression.hpp).
 //
 // These are overloads of the typed ops, picked over them only for traced operands: dot, softmax
 // and layer_norm by a constraint that subsumes the typed op's; the reductions and eval (whose
@@ -23,6 +24,7 @@
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/ops/reduce_kind.hpp>
+#include <nax/typed/axis_split.hpp>
 #include <nax/typed/dot.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layer_norm.hpp>
@@ -47,6 +49,15 @@ auto traced_reduce(const X& x) {
   const graph::value v = lower(x);
   return make_traced<V, axes_difference<in_axes, axes<Axes...>>>(
       v.owner().reduce(Kind, v, reduced));
+}
+
+/// A part of nax::split as the graph's dim: static, or dynamic (its extent follows).
+template <class A>
+dim split_part() {
+  if constexpr (A::is_static)
+    return dim::named(axis_name(A::name), A::static_extent);
+  else
+    return dim(axis_name(A::name));
 }
 
 template <class A, class V, class P>
@@ -143,6 +154,88 @@ requires(expression<X>&& detail::is_traced_v<X>) auto rename(X&& x) {
   const graph::value v = detail::lower(x);
   return detail::make_traced<typename E::value_type, L>(
       v.owner().rename(v, graph::axis_ref(From::name), To::name));
+}
+
+/// nax::split on a traced operand: a reshape node (graph::builder::split; the axis split must be
+/// static in the graph).
+template <class Whole, class A, class B, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto split(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  static_assert(detail::check_split<L, Whole, A, B>());
+  using own = axes_get<L, Whole>;
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<typename E::value_type, detail::split_axes<L, own, A, B>>(
+      v.owner().split(v, graph::axis_ref(Whole::name), detail::split_part<A>(),
+                      detail::split_part<B>()));
+}
+
+/// nax::merge on a traced operand: a reshape node, after a transpose node if B does not follow A
+/// (graph::builder::merge; both axes must be static in the graph).
+template <class A, class B, class To, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto merge(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  static_assert(detail::check_merge<L, A, B, To>());
+  using out = detail::merged_axes<L, axes_get<L, A>, axes_get<L, B>, To>;
+  const graph::value v = detail::lower(x);
+  graph::value m = v.owner().merge(v, graph::axis_ref(A::name), graph::axis_ref(B::name), To::name);
+  if constexpr (To::is_static) {
+    if (m.shape()[*m.shape().index_of(To::name)].extent() != To::static_extent)
+      detail::throw_shape_error("nax::merge: axis '", To::name, "' is static with extent ",
+                                To::static_extent, ", not ", A::name, " × ", B::name, " = ",
+                                m.shape()[*m.shape().index_of(To::name)].extent());
+  }
+  return detail::make_traced<typename E::value_type, out>(m);
+}
+
+/// nax::slice on a traced operand: a slice node [begin, end) (static in the graph).
+template <class A, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x, std::size_t begin,
+                                                            std::size_t end) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  // An error here means x has no axis named like A.
+  static_assert(detail::require<axes_contains_v<L, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  using own = axes_get<L, A>;
+  if (begin > end) detail::check_slice(A::name, begin, end, end);
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<typename E::value_type,
+                             detail::replace_axis<L, own, detail::sliced_axis<own>>>(
+      v.owner().slice(v, graph::axis_ref(A::name), static_cast<std::int64_t>(begin),
+                      static_cast<std::int64_t>(end)));
+}
+
+/// nax::concat on traced operands: a concat node (the joined axis must be static in each).
+template <class A, class XA, class XB>
+requires(expression<XA>&& expression<XB> &&
+         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto concat(XA&& a, XB&& b) {
+  using EA = std::remove_cvref_t<XA>;
+  using EB = std::remove_cvref_t<XB>;
+  using V = typename EA::value_type;
+  // An error here means an operand is a captured tensor: pass it as an input of nax::jit.
+  static_assert(detail::is_traced_v<XA> && detail::is_traced_v<XB>,
+                "nax::jit: both operands of nax::concat must be computed from the traced inputs");
+  static_assert(std::is_same_v<V, typename EB::value_type>,
+                "nax::concat: the operands have different element types; use nax::cast<U>(e)");
+  static_assert(detail::check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
+  using own_a = axes_get<typename EA::axes_type, A>;
+  using own_b = axes_get<typename EB::axes_type, A>;
+  using joined = typename detail::joined_axis<own_a, own_b>::type;
+  const graph::value va = detail::lower(a);
+  graph::value vb = detail::lower(b);
+  // The graph's concat matches the other axes by position: b in a's order.
+  std::vector<graph::axis_ref> order;
+  bool same = true;
+  for (std::size_t k = 0; k < va.shape().rank(); ++k) {
+    order.push_back(graph::axis_ref(va.shape()[k].name().view()));
+    same = same && vb.shape()[k].name() == va.shape()[k].name();
+  }
+  if (!same) vb = vb.owner().transpose(vb, order);
+  const graph::value both[] = {va, vb};
+  return detail::make_traced<V, detail::replace_axis<typename EA::axes_type, own_a, joined>>(
+      va.owner().concat(both, graph::axis_ref(A::name)));
 }
 
 /// nax::softmax on a traced operand: a softmax node.

@@ -43,6 +43,15 @@ class executable {
   /// once this binding has been run before).
   NAX_RUNTIME_INLINE void run(std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs);
 
+  /// Makes output k of a run once its shape is known: a dyn_tensor of exactly that shape.
+  using output_maker = dyn_tensor (*)(void* context, std::size_t k, const nax::shape& shape);
+
+  /// The same, with outputs[k] = make(context, k, shape of result k) made once the binding has
+  /// resolved the results' shapes (nax::jit allocates its typed results so: an axis a result
+  /// alone has, such as a slice's or a concat's, gets its extent from the graph).
+  NAX_RUNTIME_INLINE void run(std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs,
+                              output_maker make, void* context);
+
   /// Builds the specializations for `bindings` now, so that the first runs with them are hits.
   NAX_RUNTIME_INLINE void pre_specialize(std::span<const nax::bindings> bindings);
   void pre_specialize(std::initializer_list<nax::bindings> bindings) {
@@ -154,6 +163,24 @@ NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
       detail::throw_shape_error("nax::executable::run: output ", k, " is ",
                                 detail::concrete_string(outputs[k].shape()), ", the result is ",
                                 detail::concrete_string(s.spec->shapes[wanted[k]]));
+  execute(s, inputs, outputs);
+}
+
+NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
+                                        std::span<dyn_tensor> outputs, output_maker make,
+                                        void* context) {
+  const pinned s = find(inputs);
+  const std::vector<graph::value_index>& wanted = state_->program.outputs;
+  if (outputs.size() != wanted.size())
+    detail::throw_shape_error("nax::executable::run: ", outputs.size(),
+                              " outputs given, the graph has ", wanted.size());
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    outputs[k] = make(context, k, s.spec->shapes[wanted[k]]);
+    if (!(outputs[k].shape() == s.spec->shapes[wanted[k]]))
+      detail::throw_shape_error("nax::executable::run: output ", k, " was made ",
+                                detail::concrete_string(outputs[k].shape()), ", the result is ",
+                                detail::concrete_string(s.spec->shapes[wanted[k]]));
+  }
   execute(s, inputs, outputs);
 }
 
