@@ -32,9 +32,11 @@ TEST_CASE("the default pass list, in order, and a list of one's own") {
   std::vector<std::string> names;
   for (const g::pass& p : g::make_pass_list()) names.emplace_back(p.name);
   CHECK(names == std::vector<std::string>{"dead_code", "cse", "fuse_layer_norm", "fuse_softmax",
-                                          "fuse_dense", "fuse_elementwise", "fuse_reduce"});
+                                          "fuse_dense", "fuse_elementwise", "fuse_reduce",
+                                          "use_offered_kernels"});
   names.clear();
-  for (const g::pass& p : g::make_pass_list({.fuse = {.softmax = false, .reduce = false}}))
+  for (const g::pass& p :
+       g::make_pass_list({.fuse = {.softmax = false, .reduce = false, .offered_kernels = false}}))
     names.emplace_back(p.name);
   CHECK(names == std::vector<std::string>{"dead_code", "cse", "fuse_layer_norm", "fuse_dense",
                                           "fuse_elementwise"});

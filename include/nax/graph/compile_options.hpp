@@ -9,11 +9,12 @@ namespace nax::graph {
 
 /// Which fusion passes compile runs (each is one pass of graph/passes/).
 struct fusion_options {
-  bool elementwise = true;  // groups of elementwise ops -> one elementwise program
-  bool dense = true;        // dot_general -> add(bias) -> activation -> one GEMM with epilogue
-  bool softmax = true;      // softmax from primitives -> the softmax kernel
-  bool layer_norm = true;   // layer_norm from primitives -> the layer_norm kernel
-  bool reduce = true;       // elementwise group -> reduction over a run of its axes -> one step
+  bool elementwise = true;      // groups of elementwise ops -> one elementwise program
+  bool dense = true;            // dot_general -> add(bias) -> activation -> one GEMM with epilogue
+  bool softmax = true;          // softmax from primitives -> the softmax kernel
+  bool layer_norm = true;       // layer_norm from primitives -> the layer_norm kernel
+  bool reduce = true;           // elementwise group -> reduction over a run of its axes -> one step
+  bool offered_kernels = true;  // a group left as nax::jit traced it -> its compiled loop
 };
 
 struct compile_options {

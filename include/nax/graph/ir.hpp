@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <nax/core/linkage.hpp>
+#include <nax/graph/kernel_offer.hpp>
 #include <nax/graph/node.hpp>
 
 namespace nax::graph {
@@ -49,6 +50,10 @@ class ir {
   /// Whether node i is one of the outputs.
   NAX_RUNTIME_INLINE bool is_output(node_id i) const noexcept;
 
+  /// The kernels offered for values of the graph (graph/kernel_offer.hpp), by builder node ids.
+  std::span<const kernel_offer> offers() const noexcept { return offers_; }
+  void offer(kernel_offer o) { offers_.push_back(std::move(o)); }
+
   /// Appends n (its inputs must be nodes of this graph) and returns its id. Its origin is set
   /// to that id unless `keep_origin`.
   NAX_RUNTIME_INLINE node_id add(node n, bool keep_origin = false);
@@ -71,6 +76,7 @@ class ir {
  private:
   std::vector<node> nodes_;
   std::vector<node_id> outputs_;
+  std::vector<kernel_offer> offers_;
 };
 
 }  // namespace nax::graph

@@ -1,8 +1,10 @@
 #pragma once
-// An elementwise expression over traced values as ONE graph node (op_kind::external) whose
-// kernel is the expression's own fused loop, instantiated at C++ compile time: the typed
-// evaluator (nax/typed/evaluate.hpp) run on the expression type E with every traced leaf
-// replaced by a const view of the run's buffer.
+// An elementwise expression over traced values in the graph: its ops as elementwise nodes, so
+// that the fusion passes treat them as a builder graph's, with its own fused loop (instantiated
+// at C++ compile time: the typed evaluator, nax/typed/evaluate.hpp, run on the expression type E
+// with every traced leaf replaced by a const view of the run's buffer) offered for the group
+// they make when fusion leaves them alone (graph/kernel_offer.hpp). An expression the graph
+// cannot spell op by op (a cast, a tensor of its own) is one node running that loop.
 //
 // Rebinding: the node keeps E (immutable) and, per leaf, which operand it reads. Each run builds
 // a fresh expression of the rebound type on its own stack from E, the run's value addresses and
@@ -27,10 +29,10 @@
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/builder.hpp>
-#include <nax/jit/typed_dyn.hpp>
 #include <nax/graph/external_kernel.hpp>
-#include <nax/kernels/step_kernel.hpp>
 #include <nax/jit/traced.hpp>
+#include <nax/jit/typed_dyn.hpp>
+#include <nax/kernels/step_kernel.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor_view.hpp>
@@ -234,8 +236,72 @@ class fused_kernel final : public graph::external_kernel {
   std::array<std::uint32_t, n> operand_of_leaf_;
 };
 
+/// The kernel running x's fused loop, and the distinct graph values it reads, in its order.
+template <class X>
+std::pair<std::shared_ptr<const fused_kernel<X>>, std::vector<graph::value>> fused_kernel_of(
+    const X& x) {
+  constexpr std::size_t n = boost::mp11::mp_size<traced_leaves_t<X>>::value;
+  std::vector<graph::value> operands;
+  std::array<std::uint32_t, n> operand_of_leaf{};
+  std::size_t k = 0;
+  for_each_traced(x, [&](const auto& leaf) {
+    std::size_t i = 0;
+    while (i < operands.size() &&
+           (&operands[i].owner() != &leaf.node().owner() || operands[i].id() != leaf.node().id()))
+      ++i;
+    if (i == operands.size()) operands.push_back(leaf.node());
+    operand_of_leaf[k++] = static_cast<std::uint32_t>(i);
+  });
+  return {std::make_shared<const fused_kernel<X>>(x, operand_of_leaf), std::move(operands)};
+}
+
+/// Whether expression type X can be written op by op as the graph's elementwise nodes: traced
+/// leaves, scalars and op nodes over them. (A cast, a tensor moved into the expression, or a
+/// lazy layout node cannot: X then runs as one external node.)
+template <class X>
+inline constexpr bool lowers_op_by_op_v = is_traced_leaf_v<X>;
+template <class T>
+inline constexpr bool lowers_op_by_op_v<scalar_node<T>> = !std::is_same_v<T, bool>;
+template <class Op, class... Args>
+inline constexpr bool lowers_op_by_op_v<op_node<Op, Args...>> = (lowers_op_by_op_v<Args> && ...);
+
+/// Whether every scalar of x is exactly a graph constant (a double).
+template <class X>
+bool scalars_fit_constants(const X& x) {
+  if constexpr (is_traced_leaf_v<X>) {
+    return true;
+  } else if constexpr (requires { x.args(); }) {
+    return std::apply([](const auto&... a) { return (scalars_fit_constants(a) && ...); }, x.args());
+  } else {
+    using T = typename X::value_type;
+    return static_cast<T>(static_cast<double>(x.value())) == x.value();
+  }
+}
+
+/// x's ops as elementwise nodes of g, and its scalars as constants: the op bodies the typed
+/// loop runs, so the bits are the typed layer's, and the graph's fusion passes see each op.
+template <class X>
+graph::value lower_op_by_op(graph::builder& g, const X& x) {
+  if constexpr (is_traced_leaf_v<X>) {
+    return x.node();
+  } else if constexpr (requires { x.args(); }) {
+    return std::apply(
+        [&](const auto&... a) {
+          const std::array<graph::value, sizeof...(a)> args{lower_op_by_op(g, a)...};
+          return g.elementwise(X::op_type::id, std::span<const graph::value>(args));
+        },
+        x.args());
+  } else {
+    return g.constant(static_cast<double>(x.value()), dtype_of<typename X::value_type>);
+  }
+}
+
 /// The graph value of x: a traced value's own node; for an elementwise expression over traced
-/// values, a new node that runs the expression's fused loop.
+/// values, its ops as elementwise nodes, fused by the graph's passes with whatever reads or
+/// feeds them, with the expression's own loop offered for the group they make if fusion leaves
+/// them alone (graph/kernel_offer.hpp); or, when the expression has a cast or a tensor of its
+/// own, one node that runs that loop. Its axes may be in another order than X's: make_traced
+/// lines them up.
 template <class X>
 graph::value lower(const X& x) {
   if constexpr (is_traced_leaf_v<X>) {
@@ -245,21 +311,18 @@ graph::value lower(const X& x) {
     // was given to a graph op or returned from the traced function.
     static_assert(is_traced_v<X>,
                   "nax::jit: this value is not computed from the traced function's inputs");
-    constexpr std::size_t n = boost::mp11::mp_size<traced_leaves_t<X>>::value;
-    std::vector<graph::value> operands;
-    std::array<std::uint32_t, n> operand_of_leaf{};
-    std::size_t k = 0;
-    for_each_traced(x, [&](const auto& leaf) {
-      std::size_t i = 0;
-      while (i < operands.size() &&
-             (&operands[i].owner() != &leaf.node().owner() || operands[i].id() != leaf.node().id()))
-        ++i;
-      if (i == operands.size()) operands.push_back(leaf.node());
-      operand_of_leaf[k++] = static_cast<std::uint32_t>(i);
-    });
-    return operands[0].owner().external(
-        std::make_shared<const fused_kernel<X>>(x, operand_of_leaf), operands,
-        traced_over<typename X::value_type, typename X::axes_type>::shape());
+    auto [kernel, operands] = fused_kernel_of(x);
+    graph::builder& g = operands[0].owner();
+    const nax::shape result = traced_over<typename X::value_type, typename X::axes_type>::shape();
+    if constexpr (lowers_op_by_op_v<X>) {
+      if (scalars_fit_constants(x)) {
+        const auto first = static_cast<graph::node_id>(g.size());
+        const graph::value root = lower_op_by_op(g, x);
+        g.offer_kernel(root, std::move(kernel), operands, result, first);
+        return root;
+      }
+    }
+    return g.external(std::move(kernel), operands, result);
   }
 }
 
@@ -269,7 +332,7 @@ traced_of<typename X::value_type, typename X::axes_type> to_traced(const X& x) {
   if constexpr (is_traced_leaf_v<X>)
     return x;
   else
-    return traced_of<typename X::value_type, typename X::axes_type>(lower(x));
+    return make_traced<typename X::value_type, typename X::axes_type>(lower(x));
 }
 
 }  // namespace nax::detail

@@ -57,6 +57,25 @@ class traced : public detail::leaf_expression<traced<T, Axes...>> {
       return 1;
   }
 
+  // An error here means the traced function reads an element of a traced value: it has none
+  // while nax::jit traces (the graph runs later). Compute with the ops; branch with nax::where.
+  // (The return types are deduced, so that the body, with its message, is the first error.)
+  template <class... I>
+  auto operator()(I...) const {
+    static_assert(sizeof...(I) != sizeof...(I),
+                  "nax::jit: x(i, ...) reads an element of a traced value; it has none while "
+                  "tracing");
+    return T{};
+  }
+  // An error here means the traced function asks a traced value for its elements' address.
+  template <int Never = 0>
+  auto data() const {
+    static_assert(Never != 0,
+                  "nax::jit: x.data() of a traced value; it has no elements while "
+                  "tracing");
+    return static_cast<const T*>(nullptr);
+  }
+
   template <class D>
   auto cursor() const {
     // An error here means a traced value was evaluated while tracing (stored in a nax::tensor,

@@ -70,6 +70,7 @@ class op_node : public expression_base {
   static constexpr ops::dtype_check rule = op_dtypes<Op, typename Args::value_type...>;
 
  public:
+  using op_type = Op;  // the op's body struct (nax::ops)
   using axes_type =
       boost::mp11::mp_fold<boost::mp11::mp_list<typename Args::axes_type...>, axes<>, axes_union>;
   using lane_type = typename operand_lanes::type;
