@@ -21,6 +21,10 @@
 namespace nax {
 namespace detail {
 
+/// A static axis (a concept, so that the traced one_hot's constraint subsumes the typed one's).
+template <class A>
+concept static_axis = axis_type<A> && A::is_static;
+
 template <class X, class A>
 using one_hot_axes = boost::mp11::mp_push_back<typename X::axes_type, A>;
 
@@ -56,8 +60,9 @@ requires expression<X>
 auto one_hot(const X& indices, std::size_t n) { return detail::one_hot_impl<A, T>(indices, n); }
 
 /// The same for a static A: its extent.
-template <axis_type A, class T = float, class X>
-requires(expression<X>&& A::is_static) auto one_hot(const X& indices) {
+template <detail::static_axis A, class T = float, class X>
+requires expression<X>
+auto one_hot(const X& indices) {
   return detail::one_hot_impl<A, T>(indices, A::static_extent);
 }
 
