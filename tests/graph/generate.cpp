@@ -57,10 +57,12 @@ TEST_CASE("shapes: given, or taken from an operand's axes") {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f32, {"batch", dim::bounded("seq", 16), 8}));
   CHECK(g::zeros_like(x).shape().to_string() == "f32[batch, seq<=16, 8]");
-  CHECK(g::full(b, shape::make(dtype::i32, {"batch", 3}), 7).shape().to_string() == "i32[batch, 3]");
+  CHECK(g::full(b, shape::make(dtype::i32, {"batch", 3}), 7).shape().to_string() ==
+        "i32[batch, 3]");
   CHECK(g::iota(x, "seq").shape().to_string() == "i64[seq<=16]");
   CHECK(g::iota(x, 2, dtype::f32).shape().to_string() == "f32[8]");
-  CHECK(g::iota(b, shape::make(dtype::i32, {"batch", 4}), 1).shape().to_string() == "i32[batch, 4]");
+  CHECK(g::iota(b, shape::make(dtype::i32, {"batch", 4}), 1).shape().to_string() ==
+        "i32[batch, 4]");
   CHECK(g::tril(x, "seq", "batch").shape().to_string() == "bool[seq<=16, batch]");
   CHECK(g::eye(x, "batch", "seq", dtype::f64).shape().to_string() == "f64[batch, seq<=16]");
   CHECK(g::uniform_like(x, 1).shape().to_string() == "f32[batch, seq<=16, 8]");
@@ -88,8 +90,8 @@ TEST_CASE("errors name the op, the operand and the axis") {
   CHECK_THROWS_WITH_AS(g::argmax(m, 0),
                        "nax::graph::argmax: needs f32, f64, i32 or i64 elements, not bool[batch]",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(g::iota(x, "hidden"), "nax::graph::iota: f32[batch, 0, 4] has no axis 'hidden'",
-                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::iota(x, "hidden"),
+                       "nax::graph::iota: f32[batch, 0, 4] has no axis 'hidden'", nax::shape_error);
   CHECK_THROWS_WITH_AS(g::iota(b, shape::make(dtype::f32, {dim(), 3}), 1),
                        doctest::Contains("nax::graph::iota(f32[?, 3]): dimension 0 is dynamic "
                                          "without a name"),
@@ -110,8 +112,8 @@ TEST_CASE("errors name the op, the operand and the axis") {
   CHECK_THROWS_WITH_AS(g::one_hot(ids, dim::named("batch", 3)),
                        "nax::graph::one_hot: the indices i64[batch] already have an axis 'batch'",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(g::one_hot(ids, dim(5)), "nax::graph::one_hot: the new axis (5) needs a name",
-                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::one_hot(ids, dim(5)),
+                       "nax::graph::one_hot: the new axis (5) needs a name", nax::shape_error);
 }
 
 TEST_CASE("iota, eye, tril, full, argmax, argmin and one_hot run as the reference does") {
@@ -141,7 +143,8 @@ TEST_CASE("iota, eye, tril, full, argmax, argmin and one_hot run as the referenc
       std::vector<nax::dyn_tensor> in;
       in.push_back(reference::random_tensor(
           shape::make(dtype::f32, {dim::named("batch", batch), dim::named("seq", seq), h}), rng));
-      nax::dyn_tensor i(shape::make(dtype::i64, {dim::named("batch", batch), dim::named("seq", seq)}));
+      nax::dyn_tensor i(
+          shape::make(dtype::i64, {dim::named("batch", batch), dim::named("seq", seq)}));
       for (std::size_t k = 0; k < i.size(); ++k)
         i.data<std::int64_t>()[k] = static_cast<std::int64_t>(k % 9) - 1;  // -1 and 6, 7: zeros
       in.push_back(i);
@@ -163,7 +166,8 @@ TEST_CASE("random nodes give the typed layer's bits, on one and two threads") {
   auto n = g::normal(b, shape::make(dtype::f32, {"batch", dim::named("hidden", 100)}), 9, 1, 2);
   auto t = g::truncated_normal_like(x, 9);
   auto ex = g::compile(b, {u, n, t});
-  nax::dyn_tensor in(shape::make(dtype::f64, {dim::named("batch", 700), dim::named("hidden", 100)}));
+  nax::dyn_tensor in(
+      shape::make(dtype::f64, {dim::named("batch", 700), dim::named("hidden", 100)}));
   const auto tu = nax::uniform<double, batch, hidden>({9, 2}, -3, 3, batch(700));
   const auto tn = nax::normal<float, batch, hidden>(9, 1, 2, batch(700));
   const auto tt = nax::truncated_normal<double, batch, hidden>(9, 0, 1, batch(700));
@@ -184,7 +188,8 @@ TEST_CASE("CSE merges random nodes of one key and keeps other keys apart") {
   auto other = g::uniform_like(x, 1) - g::uniform_like(x, {1, 1});
   auto ex = g::compile(b, {same, other});
   std::size_t random_steps = 0;
-  for (const g::program_step& s : ex.program().steps) random_steps += s.kind() == g::op_kind::random;
+  for (const g::program_step& s : ex.program().steps)
+    random_steps += s.kind() == g::op_kind::random;
   CHECK(random_steps == 2);
   CHECK(ex.to_dot().find("random_uniform") != std::string::npos);
   nax::dyn_tensor in(shape::make(dtype::f32, {dim::named("batch", 50)}));
@@ -216,5 +221,6 @@ TEST_CASE("a tril mask over a renamed axis binds by its source") {
   const auto out = ex.run({in});
   REQUIRE(out[0].size() == 9);
   for (std::size_t r = 0; r < 3; ++r)
-    for (std::size_t c = 0; c < 3; ++c) CHECK(out[0].data<float>()[r * 3 + c] == (c <= r ? 2.f : -1e9f));
+    for (std::size_t c = 0; c < 3; ++c)
+      CHECK(out[0].data<float>()[r * 3 + c] == (c <= r ? 2.f : -1e9f));
 }

@@ -32,7 +32,7 @@ void check_same_bits(const nax::tensor<T, A...>& got, const nax::tensor<T, A...>
 // [seq, kseq] with the extents they have (kseq bound as seq).
 const auto causal_attention = [](auto x) {
   auto k = nax::rename<seq, kseq>(x);
-  auto scores = nax::dot<head>(x, k) * 0.25f;                              // [seq, kseq]
+  auto scores = nax::dot<head>(x, k) * 0.25f;                             // [seq, kseq]
   auto masked = nax::where(nax::tril<seq, kseq>(scores), scores, -1e9f);  // query i sees 0..i
   return nax::dot<kseq>(nax::softmax<kseq>(masked), k);                   // [seq, head]
 };
@@ -44,7 +44,8 @@ const auto noisy = [](auto x) {
 
 const auto positions = [](auto x) {
   return std::tuple(nax::argmax<hidden>(x), nax::argmin<batch>(x * -1.f),
-                    nax::iota<batch, float>(x) + nax::sum<hidden>(x), nax::eye<batch, hidden>(x) + x,
+                    nax::iota<batch, float>(x) + nax::sum<hidden>(x),
+                    nax::eye<batch, hidden>(x) + x,
                     nax::zeros_like(x) + nax::ones_like(x) * x + nax::full_like(x, 0.5f));
 };
 
@@ -100,10 +101,10 @@ TEST_CASE("jit: argmax, argmin, iota, eye and the like forms equal the eager res
     if (n > 1) x(1, 2) = std::numeric_limits<float>::quiet_NaN();
     const auto [am, an, io, ey, lk] = f(x);
     const auto [eam, ean, eio, eey, elk] = eager(positions, x);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(am)>,
-                                 nax::tensor<std::int64_t, batch>>);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(an)>,
-                                 nax::tensor<std::int64_t, hidden>>);
+    static_assert(
+        std::is_same_v<std::remove_cvref_t<decltype(am)>, nax::tensor<std::int64_t, batch>>);
+    static_assert(
+        std::is_same_v<std::remove_cvref_t<decltype(an)>, nax::tensor<std::int64_t, hidden>>);
     check_same_bits(am, eam);
     check_same_bits(an, ean);
     CHECK(am(0) == 3);

@@ -55,11 +55,10 @@ TEST_CASE("argmax and argmin along each axis match a scalar loop") {
 
 TEST_CASE("ties give the first position; a NaN wins; integers") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const auto x = nax::tensor<float, batch, seq>::from(
-      {1.f, 3.f, 3.f, 0.f,  //
-       2.f, nan, 5.f, nan,  //
-       -1.f, -1.f, -1.f, -1.f},
-      batch(3), seq(4));
+  const auto x = nax::tensor<float, batch, seq>::from({1.f, 3.f, 3.f, 0.f,  //
+                                                       2.f, nan, 5.f, nan,  //
+                                                       -1.f, -1.f, -1.f, -1.f},
+                                                      batch(3), seq(4));
   const auto am = nax::argmax<seq>(x);
   const auto an = nax::argmin<seq>(x);
   CHECK(am(0) == 1);

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <type_traits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace {

@@ -19,7 +19,8 @@ using classes = nax::axis<"classes", 4>;
 }  // namespace
 
 TEST_CASE("one_hot puts a 1 at each index, over the indices' axes then the new one") {
-  const auto ids = nax::tensor<std::int64_t, batch, seq>::from({0, 2, 5, -1, 1, 6}, batch(2), seq(3));
+  const auto ids =
+      nax::tensor<std::int64_t, batch, seq>::from({0, 2, 5, -1, 1, 6}, batch(2), seq(3));
   const auto h = nax::one_hot<vocab>(ids, 6);
   static_assert(std::is_same_v<decltype(h), const nax::tensor<float, batch, seq, vocab>>);
   CHECK(h.extent<vocab>() == 6);

@@ -57,10 +57,10 @@ TEST_CASE("the stream: element i is random_sample(key, i), whatever the thread c
     const auto n = nax::normal<double, batch, hidden>(key, 1.0, 0.5, batch(1000));
     REQUIRE(u.size() == 64000);
     for (std::size_t i = 0; i < u.size(); ++i) {
-      REQUIRE(u.data()[i] == nax::ops::random_sample<float>(k, nax::ops::distribution::uniform,
-                                                            -2.0, 3.0, i));
-      REQUIRE(n.data()[i] == nax::ops::random_sample<double>(k, nax::ops::distribution::normal,
-                                                             1.0, 0.5, i));
+      REQUIRE(u.data()[i] ==
+              nax::ops::random_sample<float>(k, nax::ops::distribution::uniform, -2.0, 3.0, i));
+      REQUIRE(n.data()[i] ==
+              nax::ops::random_sample<double>(k, nax::ops::distribution::normal, 1.0, 0.5, i));
     }
   }
   nax::set_num_threads(1);
@@ -133,7 +133,8 @@ TEST_CASE("other seeds and streams give other values; the like forms give the sa
   static_assert(std::is_same_v<decltype(like), const nax::tensor<float, batch, hidden>>);
   const auto given = nax::normal<float, batch, hidden>(5, 0.0, 1.0, batch(3));
   CHECK(same_bits(like, given));
-  CHECK(same_bits(nax::uniform_like(x, 9), nax::uniform<float, batch, hidden>(9, 0.0, 1.0, batch(3))));
+  CHECK(same_bits(nax::uniform_like(x, 9),
+                  nax::uniform<float, batch, hidden>(9, 0.0, 1.0, batch(3))));
   CHECK(same_bits(nax::truncated_normal_like(x, 9),
                   nax::truncated_normal<float, batch, hidden>(9, 0.0, 1.0, batch(3))));
 }
@@ -144,7 +145,8 @@ TEST_CASE("parameters out of their domain throw, naming the function") {
   CHECK_THROWS_WITH_AS((nax::normal<float, hidden>(1, 0.0, -1.0)),
                        "nax::normal: stddev (-1.000000) is negative", std::invalid_argument);
   nax::tensor<double, hidden> x;
-  CHECK_THROWS_WITH_AS(nax::truncated_normal_like(x, 1, 0.0, NAN),
-                       doctest::Contains("nax::truncated_normal_like: the parameters must be finite"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      nax::truncated_normal_like(x, 1, 0.0, NAN),
+      doctest::Contains("nax::truncated_normal_like: the parameters must be finite"),
+      std::invalid_argument);
 }

@@ -349,7 +349,8 @@ inline std::string op_label(const attributes& a) {
   if (const auto* r = a.get_if<reduce_op>()) return "reduce_" + std::string(ops::name(r->kind));
   if (const auto* r = a.get_if<arg_reduce_op>())
     return r->kind == arg_kind::argmax ? "argmax" : "argmin";
-  if (const auto* r = a.get_if<random_op>()) return "random_" + std::string(ops::name(r->distribution));
+  if (const auto* r = a.get_if<random_op>())
+    return "random_" + std::string(ops::name(r->distribution));
   return std::string(name(kind_of(a)));
 }
 

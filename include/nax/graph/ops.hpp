@@ -164,8 +164,8 @@ inline nax::dim dim_of(std::string_view op, const value& x, axis_ref axis) {
                                    axis.name, "'");
   }
   if (axis.index >= s.rank())
-    nax::detail::throw_shape_error("nax::graph::", op, ": axis ", axis.index, " is out of range for ",
-                                   s.to_string());
+    nax::detail::throw_shape_error("nax::graph::", op, ": axis ", axis.index,
+                                   " is out of range for ", s.to_string());
   return s[axis.index];
 }
 
@@ -214,8 +214,7 @@ inline value tril(builder& b, const nax::dim& row, const nax::dim& col,
 inline value eye(const value& x, axis_ref row, axis_ref col, nax::dtype t) {
   return eye(x.owner(), detail::dim_of("eye", x, row), detail::dim_of("eye", x, col), t);
 }
-inline value tril(const value& x, axis_ref row, axis_ref col,
-                  nax::dtype t = nax::dtype::boolean) {
+inline value tril(const value& x, axis_ref row, axis_ref col, nax::dtype t = nax::dtype::boolean) {
   return tril(x.owner(), detail::dim_of("tril", x, row), detail::dim_of("tril", x, col), t);
 }
 
@@ -263,8 +262,8 @@ inline value one_hot(const value& indices, const nax::dim& axis, nax::dtype t = 
   nax::detail::small_vector<nax::dim, 6> dims;
   for (const nax::dim& d : is.dims()) dims.push_back(d);
   dims.push_back(nax::dim(1));
-  const value column =
-      b.reshape(indices, nax::shape(is.dtype(), std::span<const nax::dim>(dims.data(), dims.size())));
+  const value column = b.reshape(
+      indices, nax::shape(is.dtype(), std::span<const nax::dim>(dims.data(), dims.size())));
   const value mask = equal(column, b.iota(nax::shape(is.dtype(), {axis}), 0));
   if (t == nax::dtype::boolean) return mask;
   return where(mask, b.constant(1, t), b.constant(0, t));

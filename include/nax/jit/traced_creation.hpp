@@ -95,9 +95,8 @@ requires(expression<X>&& detail::is_traced_v<X>) auto full_like(const X& x,
                                                                 typename X::value_type value) {
   using V = typename X::value_type;
   using L = typename X::axes_type;
-  return detail::make_traced<V, L>(graph::full(detail::builder_of(x),
-                                               detail::traced_shape<V, L>(),
-                                               static_cast<double>(value)));
+  return detail::make_traced<V, L>(
+      graph::full(detail::builder_of(x), detail::traced_shape<V, L>(), static_cast<double>(value)));
 }
 template <class X>
 requires(expression<X>&& detail::is_traced_v<X>) auto zeros_like(const X& x) {
@@ -112,9 +111,9 @@ requires(expression<X>&& detail::is_traced_v<X>) auto ones_like(const X& x) {
 template <axis_type A, class T = std::int64_t, class X>
 requires(expression<X>&& detail::is_traced_v<X>) auto iota(const X& x) {
   using B = axes_get<typename X::axes_type, A>;
-  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
-                    !std::is_same_v<T, std::uint8_t>,
-                "nax::jit: iota's elements must be float, double, std::int32_t or std::int64_t");
+  static_assert(
+      std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, std::uint8_t>,
+      "nax::jit: iota's elements must be float, double, std::int32_t or std::int64_t");
   return detail::make_traced<T, axes<B>>(
       detail::builder_of(x).iota(detail::traced_shape<T, axes<B>>(), 0));
 }

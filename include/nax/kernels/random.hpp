@@ -16,8 +16,8 @@ inline constexpr std::size_t random_grain = 8192;
 
 /// Fills out[0, n) with elements first, first + 1, ... of the stream (T: float or double).
 template <class T>
-void fill_random(T* out, std::size_t n, std::uint64_t key, ops::distribution d, double a,
-                 double b, std::uint64_t first = 0) {
+void fill_random(T* out, std::size_t n, std::uint64_t key, ops::distribution d, double a, double b,
+                 std::uint64_t first = 0) {
   parallel_for(0, n, random_grain, [=](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) out[i] = ops::random_sample<T>(key, d, a, b, first + i);
   });

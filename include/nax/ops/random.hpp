@@ -16,7 +16,8 @@
 // then rounded to T:
 //   uniform(lo, hi)  = fma(hi - lo, u01(bits(i, 0)), lo); a value that rounds to hi in T is the
 //                      largest T below hi, so the result is in [lo, hi)
-//   normal(m, s)     = fma(s, z, m), z = sqrt(-2 log u01_open(bits(i, 0))) * cos(2 pi u01(bits(i, 1)))
+//   normal(m, s)     = fma(s, z, m), z = sqrt(-2 log u01_open(bits(i, 0))) * cos(2 pi u01(bits(i,
+//   1)))
 //                      (Box-Muller, the cosine half)
 //   truncated_normal = normal resampled within 2 standard deviations: pair p = 0, 1, ... takes
 //                      draws 2p and 2p + 1 and tries r cos(t), then r sin(t); the first with

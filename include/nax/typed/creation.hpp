@@ -86,8 +86,9 @@ tensor<T, A...> tensor_with_extents_of(const X& x) {
 /// A tensor of T over x's axes, in x's order, with x's extents (uninitialized).
 template <class T, class X>
 auto tensor_like(const X& x) {
-  return [&]<class... A>(axes<A...>) { return tensor_with_extents_of<T, A...>(x); }(
-      typename X::axes_type{});
+  return [&]<class... A>(axes<A...>) {
+    return tensor_with_extents_of<T, A...>(x);
+  }(typename X::axes_type{});
 }
 
 /// The element type of the like forms: T, or x's own for void.

@@ -62,8 +62,6 @@ auto one_hot(const X& indices, std::size_t n) { return detail::one_hot_impl<A, T
 /// The same for a static A: its extent.
 template <detail::static_axis A, class T = float, class X>
 requires expression<X>
-auto one_hot(const X& indices) {
-  return detail::one_hot_impl<A, T>(indices, A::static_extent);
-}
+auto one_hot(const X& indices) { return detail::one_hot_impl<A, T>(indices, A::static_extent); }
 
 }  // namespace nax

@@ -24,8 +24,8 @@ namespace nax {
 namespace detail {
 
 template <class T>
-void fill_random(T* out, std::size_t n, std::string_view op, rng key, ops::distribution d,
-                 double a, double b) {
+void fill_random(T* out, std::size_t n, std::string_view op, rng key, ops::distribution d, double a,
+                 double b) {
   // An error here means a random tensor of integers or bools was asked for.
   static_assert(std::is_floating_point_v<T>, "nax: random tensors have float or double elements");
   ops::check_random_parameters(op, d, a, b);
@@ -67,9 +67,8 @@ tensor<T, Axes...> normal(rng key, double mean, double stddev, Given... given) {
 /// Normal resampled until within 2 standard deviations of the mean (initialization).
 template <class T, axis_type... Axes, axis_type... Given>
 tensor<T, Axes...> truncated_normal(rng key, double mean, double stddev, Given... given) {
-  return detail::random_tensor<T, Axes...>("nax::truncated_normal", key,
-                                           ops::distribution::truncated_normal, mean, stddev,
-                                           given...);
+  return detail::random_tensor<T, Axes...>(
+      "nax::truncated_normal", key, ops::distribution::truncated_normal, mean, stddev, given...);
 }
 
 /// The same over x's axes, with x's extents and element type (x is not evaluated).

@@ -80,7 +80,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
   auto k = op.kind == graph::arg_kind::argmax
                ? detail::make_arg_reduce<true>(x.dtype(), s.args[0], s.result, outer, n, inner)
                : detail::make_arg_reduce<false>(x.dtype(), s.args[0], s.result, outer, n, inner);
-  if (!k) nax::detail::throw_shape_error("nax::executable: no arg_reduce kernel for ", x.to_string());
+  if (!k)
+    nax::detail::throw_shape_error("nax::executable: no arg_reduce kernel for ", x.to_string());
   return k;
 }
 

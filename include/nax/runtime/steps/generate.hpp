@@ -75,7 +75,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
   for (std::size_t i = axis + 1; i < ext.size(); ++i) inner *= ext[i];
   const std::size_t n = ext[axis];
   switch (out.dtype()) {
-    case nax::dtype::f32: return std::make_unique<detail::iota_step<float>>(s.result, outer, n, inner);
+    case nax::dtype::f32:
+      return std::make_unique<detail::iota_step<float>>(s.result, outer, n, inner);
     case nax::dtype::f64:
       return std::make_unique<detail::iota_step<double>>(s.result, outer, n, inner);
     case nax::dtype::i32:
