@@ -27,8 +27,10 @@
 // ops: the elementwise op list and bodies
 #include <nax/ops/elementwise.hpp>
 #include <nax/ops/list.hpp>
+#include <nax/ops/random.hpp>
 
 // typed: tensors and expressions
+#include <nax/typed/arg_reduce.hpp>
 #include <nax/typed/axis_split.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/dot.hpp>
@@ -37,6 +39,8 @@
 #include <nax/typed/expression.hpp>
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
+#include <nax/typed/one_hot.hpp>
+#include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
@@ -55,6 +59,7 @@
 // jit: the typed front end of the runtime
 #include <nax/jit/jit.hpp>
 #include <nax/jit/traced.hpp>
+#include <nax/jit/traced_creation.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
 

@@ -6,6 +6,7 @@
 #include <nax/core/extract_bindings.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/ops/elementwise.hpp>
+#include <nax/ops/random.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 
 #include <cmath>
@@ -297,6 +298,41 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
           });
           at += x.ext[axis];
         }
+        break;
+      }
+      case g::op_kind::iota: {
+        const std::size_t axis = n.as<g::iota_op>().axis;
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          out.v[out.offset(idx)] = static_cast<double>(idx[axis]);
+        });
+        break;
+      }
+      case g::op_kind::random: {
+        const g::random_op& r = n.as<g::random_op>();
+        const std::uint64_t key = nax::ops::random_key(r.key);
+        for (std::size_t i = 0; i < count; ++i)
+          out.v[i] = out.shape.dtype() == nax::dtype::f32
+                         ? nax::ops::random_sample<float>(key, r.distribution, r.a, r.b, i)
+                         : nax::ops::random_sample<double>(key, r.distribution, r.a, r.b, i);
+        break;
+      }
+      case g::op_kind::arg_reduce: {
+        const dense& x = arg(0);
+        const g::arg_reduce_op& op = n.as<g::arg_reduce_op>();
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> src(idx.begin(), idx.end());
+          src.insert(src.begin() + op.axis, 0);
+          std::size_t best = 0;
+          for (std::size_t j = 0; j < x.ext[op.axis]; ++j) {
+            src[op.axis] = j;
+            const double v = x.v[x.offset(src)];
+            src[op.axis] = best;
+            const double b = x.v[x.offset(src)];
+            if (std::isnan(b)) break;
+            if (std::isnan(v) || (op.kind == g::arg_kind::argmax ? v > b : v < b)) best = j;
+          }
+          out.v[out.offset(idx)] = static_cast<double>(best);
+        });
         break;
       }
       default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind())));

@@ -1,12 +1,14 @@
 // Tensors made from nothing (typed/creation.hpp), and tensors made from values: every element
 // against the rule it is made by, for static and dynamic axes.
 #include <nax/typed/creation.hpp>
+#include <nax/typed/elementwise.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -71,4 +73,41 @@ TEST_CASE("a value count that is not the tensor's size is an error naming both")
                        "a tensor of [batch=2, hidden=3] needs 6 values, got 4", nax::shape_error);
   CHECK_THROWS_WITH_AS((nax::tensor<float, hidden>{1.0f, 2.0f}),
                        "a tensor of [hidden=3] needs 3 values, got 2", nax::shape_error);
+}
+
+TEST_CASE("the like forms take their axes, extents and element type from a tensor or expression") {
+  nax::tensor<double, batch, hidden> x(batch(2));
+  x.fill(3.0);
+  const auto z = nax::zeros_like(x);
+  static_assert(std::is_same_v<decltype(z), const nax::tensor<double, batch, hidden>>);
+  CHECK(z.extent<batch>() == 2);
+  for (double v : z) CHECK(v == 0.0);
+  for (double v : nax::ones_like(x * 2.0)) CHECK(v == 1.0);  // an expression is not evaluated
+  const auto f = nax::full_like(x, 7.5);
+  CHECK(f.size() == 6);
+  for (double v : f) CHECK(v == 7.5);
+}
+
+TEST_CASE("iota, eye and tril with the extents of an operand's axes") {
+  nax::tensor<float, query, key> scores(query(3), key(5));
+  const auto p = nax::iota<key>(scores);
+  static_assert(std::is_same_v<decltype(p), const nax::tensor<std::int64_t, key>>);
+  REQUIRE(p.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(p(i) == static_cast<std::int64_t>(i));
+  const auto pf = nax::iota<hidden, float>(nax::zeros<float, batch, hidden>(batch(1)));
+  CHECK(pf(2) == 2.f);
+
+  const auto mask = nax::tril<query, key>(scores);
+  static_assert(std::is_same_v<decltype(mask), const nax::tensor<bool, query, key>>);
+  const auto e = nax::eye<key, query>(scores);  // the operand's element type; axes in this order
+  static_assert(std::is_same_v<decltype(e), const nax::tensor<float, key, query>>);
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 5; ++c) {
+      CHECK(mask(r, c) == (c <= r));
+      CHECK(e(c, r) == (c == r ? 1.f : 0.f));
+    }
+  // The like forms agree with the forms given extents.
+  const auto t = nax::tril<query, key, int>(scores);
+  const auto ref = nax::tril<int, query, key>(query(3), key(5));
+  for (std::size_t i = 0; i < t.size(); ++i) CHECK(t.data()[i] == ref.data()[i]);
 }

@@ -21,6 +21,7 @@
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/ops/list.hpp>
+#include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
 namespace nax::graph {
@@ -62,6 +63,24 @@ class builder {
 
   /// A reduction over the given axes of x (the others are kept, in order).
   NAX_RUNTIME_INLINE value reduce(ops::reduce_kind kind, value x, std::span<const axis_ref> axes);
+
+  /// The position (i64) of the first largest (argmax) or smallest (argmin) element of x along
+  /// `axis`, over x's other axes in order. A NaN wins over every number (the first NaN's
+  /// position). x has numeric elements; an empty axis is an error (here if static, else when the
+  /// executable specializes).
+  NAX_RUNTIME_INLINE value arg_reduce(arg_kind kind, value x, axis_ref axis);
+
+  // Tensors made from their shape alone (no inputs). Every dynamic axis of s is named, and bound
+  // when the graph runs: an input's axis, or one renamed from it (builder::rename).
+
+  /// The positions along `axis` of shape s: element (..., j, ...) is j (f32, f64, i32 or i64).
+  NAX_RUNTIME_INLINE value iota(nax::shape s, axis_ref axis);
+
+  /// A random tensor of shape s (f32 or f64), the stream `key` of distribution d with parameters
+  /// a and b ((lo, hi) or (mean, stddev)): element i in row-major order is
+  /// ops::random_sample(random_key(key), d, a, b, i), the typed nax::uniform's bits.
+  NAX_RUNTIME_INLINE value random(nax::shape s, ops::distribution d, nax::rng key, double a,
+                                  double b);
 
   /// The contraction of a and b over `contract` pairs, with `batch` pairs matched (not summed):
   /// the result has the batch axes (a's order of the pairs), then a's free axes, then b's.
@@ -171,12 +190,14 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/external_kernel.hpp>
+#include <nax/graph/infer/arg_reduce.hpp>
 #include <nax/graph/infer/axis_split.hpp>
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/elementwise.hpp>
+#include <nax/graph/infer/generate.hpp>
 #include <nax/graph/infer/reduce.hpp>
 #include <nax/graph/infer/rename.hpp>
 #include <nax/graph/infer/reshape.hpp>
@@ -221,6 +242,20 @@ NAX_RUNTIME_INLINE value builder::reduce(ops::reduce_kind kind, value x,
                                          std::span<const axis_ref> axes) {
   const node_id xi = operand(nax::detail::message("reduce_", ops::name(kind)), x);
   return push(detail::infer_reduce(graph_, kind, xi, axes));
+}
+
+NAX_RUNTIME_INLINE value builder::arg_reduce(arg_kind kind, value x, axis_ref axis) {
+  const node_id xi = operand(kind == arg_kind::argmax ? "argmax" : "argmin", x);
+  return push(detail::infer_arg_reduce(graph_, kind, xi, axis));
+}
+
+NAX_RUNTIME_INLINE value builder::iota(nax::shape s, axis_ref axis) {
+  return push(detail::infer_iota(s, axis));
+}
+
+NAX_RUNTIME_INLINE value builder::random(nax::shape s, ops::distribution d, nax::rng key, double a,
+                                         double b) {
+  return push(detail::infer_random(s, d, key, a, b));
 }
 
 NAX_RUNTIME_INLINE value builder::dot_general(value a, value b, std::span<const axis_pair> contract,

@@ -17,6 +17,7 @@
 
 #include <nax/core/small_vector.hpp>
 #include <nax/ops/list.hpp>
+#include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
 namespace nax::graph {
@@ -101,6 +102,29 @@ struct concat_op {
   std::uint32_t axis = 0;
   friend bool operator==(const concat_op&, const concat_op&) = default;
 };
+/// The positions along `axis` of the node's shape: element (..., j, ...) is j (no inputs).
+struct iota_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const iota_op&, const iota_op&) = default;
+};
+/// A random tensor of the node's shape (no inputs): element i, in row-major order, is
+/// ops::random_sample(random_key(key), distribution, a, b, i) (ops/random.hpp). Nodes with other
+/// keys, distributions or parameters are different (the CSE pass keeps them apart).
+struct random_op {
+  ops::distribution distribution = ops::distribution::uniform;
+  nax::rng key;
+  double a = 0, b = 1;  // (lo, hi) or (mean, stddev)
+  friend bool operator==(const random_op& x, const random_op& y) noexcept;
+};
+/// Which position arg_reduce finds: of the first largest or of the first smallest element.
+enum class arg_kind : std::uint8_t { argmax, argmin };
+/// The position (i64) of the first largest (smallest) element of the input along `axis`, which
+/// the result lacks; a NaN wins over every number.
+struct arg_reduce_op {
+  arg_kind kind = arg_kind::argmax;
+  std::uint32_t axis = 0;
+  friend bool operator==(const arg_reduce_op&, const arg_reduce_op&) = default;
+};
 /// A node computed by a kernel from outside the graph layer (nax::jit's fused expressions).
 /// Nodes with different kernel objects are different.
 struct external_op {
@@ -151,6 +175,9 @@ struct extra_result_op {
   X(broadcast)                \
   X(slice)                    \
   X(concat)                   \
+  X(iota)                     \
+  X(random)                   \
+  X(arg_reduce)               \
   X(external)                 \
   X(fused_elementwise)        \
   X(fused_dense)              \
@@ -180,7 +207,7 @@ NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_TRAITS)
 inline std::string_view name(op_kind k) noexcept;
 
 /// What a node computes: exactly one op struct (a tagged union; a default one is a
-/// parameter_op). Written out rather than a std::variant of the 17 structs: the variant's copy,
+/// parameter_op). Written out rather than a std::variant of the op structs: the variant's copy,
 /// move, destruction and comparison cost about 2 s of g++ time in every translation unit that
 /// copies a node, and these are one switch each.
 class attributes {
@@ -303,6 +330,9 @@ inline std::string_view name(op_kind k) noexcept {
     case op_kind::broadcast: return "broadcast";
     case op_kind::slice: return "slice";
     case op_kind::concat: return "concat";
+    case op_kind::iota: return "iota";
+    case op_kind::random: return "random";
+    case op_kind::arg_reduce: return "arg_reduce";
     case op_kind::external: return "external";
     case op_kind::fused_elementwise: return "fused_elementwise";
     case op_kind::fused_dense: return "fused_dense";
@@ -313,16 +343,25 @@ inline std::string_view name(op_kind k) noexcept {
 }
 
 /// What an op is called in messages and in Graphviz: the elementwise op's own name ("tanh"),
-/// "reduce_sum", or the kind's name.
+/// "reduce_sum", "argmax", "random_normal", or the kind's name.
 inline std::string op_label(const attributes& a) {
   if (const auto* e = a.get_if<elementwise_op>()) return std::string(ops::name(e->op));
   if (const auto* r = a.get_if<reduce_op>()) return "reduce_" + std::string(ops::name(r->kind));
+  if (const auto* r = a.get_if<arg_reduce_op>())
+    return r->kind == arg_kind::argmax ? "argmax" : "argmin";
+  if (const auto* r = a.get_if<random_op>())
+    return "random_" + std::string(ops::name(r->distribution));
   return std::string(name(kind_of(a)));
 }
 
 // Compared by bits: the CSE pass must not merge constants 0.0 and -0.0, and must merge NaNs.
 inline bool operator==(const constant_op& a, const constant_op& b) noexcept {
   return std::bit_cast<std::uint64_t>(a.value) == std::bit_cast<std::uint64_t>(b.value);
+}
+inline bool operator==(const random_op& x, const random_op& y) noexcept {
+  return x.distribution == y.distribution && x.key == y.key &&
+         std::bit_cast<std::uint64_t>(x.a) == std::bit_cast<std::uint64_t>(y.a) &&
+         std::bit_cast<std::uint64_t>(x.b) == std::bit_cast<std::uint64_t>(y.b);
 }
 inline bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept {
   return a.axis == b.axis && a.has_gamma == b.has_gamma && a.has_beta == b.has_beta &&

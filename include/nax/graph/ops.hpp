@@ -10,8 +10,12 @@
 #include <span>
 #include <string_view>
 
+#include <nax/core/dim.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/ops/list.hpp>
+#include <nax/ops/random.hpp>
 
 namespace nax::graph {
 namespace detail {
@@ -82,6 +86,14 @@ inline value reduce_min(const value& x, std::initializer_list<axis_ref> axes) {
   return x.owner().reduce(ops::reduce_kind::min, x, std::span(axes.begin(), axes.size()));
 }
 
+/// The position (i64) of the first largest (smallest) element along an axis; a NaN wins.
+inline value argmax(const value& x, axis_ref axis) {
+  return x.owner().arg_reduce(arg_kind::argmax, x, axis);
+}
+inline value argmin(const value& x, axis_ref axis) {
+  return x.owner().arg_reduce(arg_kind::argmin, x, axis);
+}
+
 /// dot_general(a, b, {{1, 0}}): contract a's axis 1 with b's axis 0; `batch` pairs are matched.
 inline value dot_general(const value& a, const value& b, std::initializer_list<axis_pair> contract,
                          std::initializer_list<axis_pair> batch = {}) {
@@ -143,6 +155,126 @@ inline value concat(std::span<const value> xs, axis_ref axis) {
 }
 inline value concat(std::initializer_list<value> xs, axis_ref axis) {
   return concat(std::span(xs.begin(), xs.size()), axis);
+}
+
+// --- tensors made from a rule (docs/graph.md, "Making tensors") ----------------------------------
+// Shapes are given, or taken from an operand (the `_like` forms and those with axes of x): no
+// node reads the operand, so it is not computed for them.
+
+namespace detail {
+
+// Dimension `axis` of x (by position or name), for the forms that take their shape from x.
+inline nax::dim dim_of(std::string_view op, const value& x, axis_ref axis) {
+  const nax::shape& s = x.shape();
+  if (axis.index == axis_ref::by_name) {
+    if (auto i = s.index_of(axis.name)) return s[*i];
+    nax::detail::throw_shape_error("nax::graph::", op, ": ", s.to_string(), " has no axis '",
+                                   axis.name, "'");
+  }
+  if (axis.index >= s.rank())
+    nax::detail::throw_shape_error("nax::graph::", op, ": axis ", axis.index,
+                                   " is out of range for ", s.to_string());
+  return s[axis.index];
+}
+
+inline nax::shape with_dtype(const nax::shape& s, nax::dtype t) { return nax::shape(t, s.dims()); }
+
+}  // namespace detail
+
+/// Every element `v`: a constant broadcast to s.
+inline value full(builder& b, const nax::shape& s, double v) {
+  return b.broadcast(b.constant(v, s.dtype()), s);
+}
+inline value zeros(builder& b, const nax::shape& s) { return full(b, s, 0); }
+inline value ones(builder& b, const nax::shape& s) { return full(b, s, 1); }
+/// x's shape and element type, every element `v` (x itself is not read).
+inline value full_like(const value& x, double v) { return full(x.owner(), x.shape(), v); }
+inline value zeros_like(const value& x) { return full_like(x, 0); }
+inline value ones_like(const value& x) { return full_like(x, 1); }
+
+/// The positions along `axis` of shape s: element (..., j, ...) is j.
+inline value iota(builder& b, const nax::shape& s, axis_ref axis) { return b.iota(s, axis); }
+/// 0, 1, ..., n - 1 over x's axis `axis` alone (n its extent), of element type t.
+inline value iota(const value& x, axis_ref axis, nax::dtype t = nax::dtype::i64) {
+  return x.owner().iota(nax::shape(t, {detail::dim_of("iota", x, axis)}), 0);
+}
+
+/// Over [row, col]: true where the positions are equal (eye) or where col's is at most row's
+/// (tril, the causal mask: query i sees keys 0..i); of element type t (1 and 0 unless bool). Made
+/// of iota over each axis, a comparison and, for a t other than bool, a where.
+inline value eye(builder& b, const nax::dim& row, const nax::dim& col,
+                 nax::dtype t = nax::dtype::f32) {
+  const value r = b.iota(nax::shape(nax::dtype::i64, {row}), 0);
+  const value c = b.iota(nax::shape(nax::dtype::i64, {col}), 0);
+  const value mask = equal(reshape(r, {row, 1}), c);
+  if (t == nax::dtype::boolean) return mask;
+  return where(mask, b.constant(1, t), b.constant(0, t));
+}
+inline value tril(builder& b, const nax::dim& row, const nax::dim& col,
+                  nax::dtype t = nax::dtype::boolean) {
+  const value r = b.iota(nax::shape(nax::dtype::i64, {row}), 0);
+  const value c = b.iota(nax::shape(nax::dtype::i64, {col}), 0);
+  const value mask = less_equal(c, reshape(r, {row, 1}));
+  if (t == nax::dtype::boolean) return mask;
+  return where(mask, b.constant(1, t), b.constant(0, t));
+}
+/// eye and tril over two axes of x, with x's extents for them: `tril(scores, "seq", "kseq")`.
+inline value eye(const value& x, axis_ref row, axis_ref col, nax::dtype t) {
+  return eye(x.owner(), detail::dim_of("eye", x, row), detail::dim_of("eye", x, col), t);
+}
+inline value tril(const value& x, axis_ref row, axis_ref col, nax::dtype t = nax::dtype::boolean) {
+  return tril(x.owner(), detail::dim_of("tril", x, row), detail::dim_of("tril", x, col), t);
+}
+
+/// Random tensors of shape s (f32 or f64), stream `key` (ops/random.hpp defines the bits).
+inline value uniform(builder& b, const nax::shape& s, nax::rng key, double lo = 0, double hi = 1) {
+  return b.random(s, ops::distribution::uniform, key, lo, hi);
+}
+inline value normal(builder& b, const nax::shape& s, nax::rng key, double mean = 0,
+                    double stddev = 1) {
+  return b.random(s, ops::distribution::normal, key, mean, stddev);
+}
+/// Normal, resampled within 2 standard deviations of the mean.
+inline value truncated_normal(builder& b, const nax::shape& s, nax::rng key, double mean = 0,
+                              double stddev = 1) {
+  return b.random(s, ops::distribution::truncated_normal, key, mean, stddev);
+}
+/// The same with x's shape and element type (x itself is not read).
+inline value uniform_like(const value& x, nax::rng key, double lo = 0, double hi = 1) {
+  return uniform(x.owner(), x.shape(), key, lo, hi);
+}
+inline value normal_like(const value& x, nax::rng key, double mean = 0, double stddev = 1) {
+  return normal(x.owner(), x.shape(), key, mean, stddev);
+}
+inline value truncated_normal_like(const value& x, nax::rng key, double mean = 0,
+                                   double stddev = 1) {
+  return truncated_normal(x.owner(), x.shape(), key, mean, stddev);
+}
+
+/// Over indices' axes and then `axis` (a named dimension: static, or a dynamic one bound when
+/// the graph runs): 1 where the position along `axis` is the index, else 0, of element type t. An
+/// index out of [0, extent) makes a row of zeros. indices: i32 or i64. Made of iota, equal and
+/// where (bool: no where).
+inline value one_hot(const value& indices, const nax::dim& axis, nax::dtype t = nax::dtype::f32) {
+  builder& b = indices.owner();
+  const nax::shape& is = indices.shape();
+  if (is.dtype() != nax::dtype::i32 && is.dtype() != nax::dtype::i64)
+    nax::detail::throw_shape_error("nax::graph::one_hot: the indices must be i32 or i64, not ",
+                                   is.to_string());
+  if (!axis.has_name())
+    nax::detail::throw_shape_error("nax::graph::one_hot: the new axis (", axis.to_string(),
+                                   ") needs a name");
+  if (is.index_of(axis.name().view()))
+    nax::detail::throw_shape_error("nax::graph::one_hot: the indices ", is.to_string(),
+                                   " already have an axis '", axis.name().view(), "'");
+  nax::detail::small_vector<nax::dim, 6> dims;
+  for (const nax::dim& d : is.dims()) dims.push_back(d);
+  dims.push_back(nax::dim(1));
+  const value column = b.reshape(
+      indices, nax::shape(is.dtype(), std::span<const nax::dim>(dims.data(), dims.size())));
+  const value mask = equal(column, b.iota(nax::shape(is.dtype(), {axis}), 0));
+  if (t == nax::dtype::boolean) return mask;
+  return where(mask, b.constant(1, t), b.constant(0, t));
 }
 
 }  // namespace nax::graph

@@ -33,12 +33,14 @@ NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/runtime/plan_memo.hpp>
+#include <nax/runtime/steps/arg_reduce.hpp>
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/copy.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/elementwise.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 #include <nax/runtime/steps/fused_reduce.hpp>
+#include <nax/runtime/steps/generate.hpp>
 #include <nax/runtime/steps/layer_norm.hpp>
 #include <nax/runtime/steps/reduce.hpp>
 #include <nax/runtime/steps/softmax.hpp>
@@ -59,6 +61,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     case op_kind::broadcast:
     case op_kind::slice: return make_copy_step(s, shapes);
     case op_kind::concat: return make_concat_step(s, shapes);
+    case op_kind::iota: return make_iota_step(s, shapes);
+    case op_kind::random: return make_random_step(s, shapes);
+    case op_kind::arg_reduce: return make_arg_reduce_step(s, shapes);
     case op_kind::softmax: return make_softmax_step(s, shapes);
     case op_kind::layer_norm: return make_layer_norm_step(s, shapes);
     case op_kind::external:

@@ -1,0 +1,106 @@
+#pragma once
+// The steps of the ops that make a tensor from its shape alone: iota (kernels/iota.hpp) and
+// random (kernels/random.hpp), split over the thread pool.
+
+#include <memory>
+#include <span>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+
+namespace nax::runtime {
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes);
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_random_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <cstdint>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/kernels/iota.hpp>
+#include <nax/kernels/random.hpp>
+#include <nax/runtime/operand_layout.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+template <class T>
+class iota_step final : public kernels::step_kernel {
+ public:
+  iota_step(graph::value_index out, std::size_t outer, std::size_t n, std::size_t inner)
+      : out_(out), outer_(outer), n_(n), inner_(inner) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::fill_iota(static_cast<T*>(values[out_]), outer_, n_, inner_);
+  }
+
+ private:
+  graph::value_index out_;
+  std::size_t outer_, n_, inner_;
+};
+
+template <class T>
+class random_step final : public kernels::step_kernel {
+ public:
+  random_step(graph::value_index out, std::size_t n, std::uint64_t key, ops::distribution d,
+              double a, double b)
+      : out_(out), n_(n), key_(key), d_(d), a_(a), b_(b) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::fill_random(static_cast<T*>(values[out_]), n_, key_, d_, a_, b_);
+  }
+
+ private:
+  graph::value_index out_;
+  std::size_t n_;
+  std::uint64_t key_;
+  ops::distribution d_;
+  double a_, b_;
+};
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const nax::shape& out = shapes[s.result];
+  const extents_vector ext = extents_of(out);
+  const std::size_t axis = s.as<graph::iota_op>().axis;
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= ext[i];
+  for (std::size_t i = axis + 1; i < ext.size(); ++i) inner *= ext[i];
+  const std::size_t n = ext[axis];
+  switch (out.dtype()) {
+    case nax::dtype::f32:
+      return std::make_unique<detail::iota_step<float>>(s.result, outer, n, inner);
+    case nax::dtype::f64:
+      return std::make_unique<detail::iota_step<double>>(s.result, outer, n, inner);
+    case nax::dtype::i32:
+      return std::make_unique<detail::iota_step<std::int32_t>>(s.result, outer, n, inner);
+    case nax::dtype::i64:
+      return std::make_unique<detail::iota_step<std::int64_t>>(s.result, outer, n, inner);
+    default: break;
+  }
+  nax::detail::throw_shape_error("nax::executable: no iota kernel for ", out.to_string());
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_random_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes) {
+  const nax::shape& out = shapes[s.result];
+  const auto& r = s.as<graph::random_op>();
+  const std::uint64_t key = ops::random_key(r.key);
+  const std::size_t n = out.num_elements();
+  if (out.dtype() == nax::dtype::f32)
+    return std::make_unique<detail::random_step<float>>(s.result, n, key, r.distribution, r.a, r.b);
+  if (out.dtype() == nax::dtype::f64)
+    return std::make_unique<detail::random_step<double>>(s.result, n, key, r.distribution, r.a,
+                                                         r.b);
+  nax::detail::throw_shape_error("nax::executable: no random kernel for ", out.to_string());
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS
