@@ -11,6 +11,7 @@
 //   512>'
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include <nax/core/fixed_string.hpp>
@@ -52,6 +53,14 @@ struct destination_axis_missing_from_expression;
 /// An extent value that is not a positive integer, nax::dynamic or nax::upto(N > 0).
 template <class Axis>
 struct axis_extent_must_be_positive_integer_or_dynamic_or_upto;
+/// An elementwise op met operands of different element types; convert one with nax::cast<U>(e)
+/// (scalars convert by themselves). Op is the op (nax::ops::add for +), then the element types.
+template <class Op, class... ElementTypes>
+struct operands_have_different_element_types_use_nax_cast;
+/// A floating-point op (exp, tanh, ...) met elements of another type; convert them with
+/// nax::cast<float>(e).
+template <class Op, class... ElementTypes>
+struct op_needs_floating_point_elements;
 /// A list of axis names, as errors show one.
 template <class... Names>
 struct axis_names {};
@@ -97,5 +106,38 @@ template <bool Ok, class Error>
 inline constexpr bool require = true;
 template <class Error>
 inline constexpr bool require<false, Error> = raise<Error>;
+
+// Errors at the user's line. A public function computes the outcome of its static checks as a
+// type: `passed`, or the nax::error type of the first mistake. Beside the function, a twin
+// constrained on `fails<Outcome>` is declared (never defined) with that error as its return type:
+//
+//     template <class A, class X> requires(expression<X>) auto softmax(X&& x);        // the op
+//     template <class A, class X> requires(expression<X> && fails<outcome<A, X>>)
+//     outcome<A, X> softmax(X&&);                                                   // its twin
+//
+// The twin's constraints subsume the op's, so a mistake selects it, and calling a function whose
+// return type is incomplete is an error at the call: the first error line of g++ and of clang is
+// the user's file and line, naming the error type (no instantiation backtrace, reported once).
+
+/// The outcome of a check that found no mistake.
+struct passed {};
+
+/// Whether a check's outcome is a mistake (an nax::error type).
+template <class Outcome>
+concept fails = !std::is_same_v<Outcome, passed>;
+
+template <class... Outcomes>
+struct first_failure_of {
+  using type = passed;
+};
+template <class... Rest>
+struct first_failure_of<passed, Rest...> : first_failure_of<Rest...> {};
+template <class Error, class... Rest>
+struct first_failure_of<Error, Rest...> {
+  using type = Error;
+};
+/// The first outcome that is a mistake, or `passed`.
+template <class... Outcomes>
+using first_failure = typename first_failure_of<Outcomes...>::type;
 
 }  // namespace nax::detail

@@ -67,10 +67,13 @@ graph::value layer_norm_parameter(graph::builder& g, const P& p) {
 
 }  // namespace detail
 
-/// nax::dot on traced operands: a dot_general node.
-template <class... Contract, class XA, class XB>
+/// nax::dot on traced operands: a dot_general node. (A mistake selects the typed layer's twin,
+/// declared in typed/dot.hpp, which reports it at the call.)
+template <class... Contract, class XA, class XB,
+          class Outcome = detail::dot_outcome<XA, XB, Contract...>>
 requires(expression<XA>&& expression<XB> &&
-         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto dot(XA&& a, XB&& b) {
+         (detail::is_traced_v<XA> ||
+          detail::is_traced_v<XB>)&&!detail::fails<Outcome>) auto dot(XA&& a, XB&& b) {
   using EA = std::remove_cvref_t<XA>;
   using EB = std::remove_cvref_t<XB>;
   using LA = typename EA::axes_type;
