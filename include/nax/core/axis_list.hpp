@@ -242,6 +242,26 @@ template <class L, class A>
 using axis_missing = std::conditional_t<detail::contains_axis<L, A>, detail::passed,
                                         error::axis_not_in_list<detail::axis_diagnostic_name<A>>>;
 
+namespace detail {
+template <class X>
+concept has_axes_type = requires {
+  typename std::remove_cvref_t<X>::axes_type;
+};
+template <class X, class... A>
+struct axes_missing_from {
+  using outcome = passed;
+};
+template <has_axes_type X, class... A>
+struct axes_missing_from<X, A...> {
+  using outcome = first_failure<axis_missing<typename std::remove_cvref_t<X>::axes_type, A>...>;
+};
+}  // namespace detail
+
+/// The outcome of looking up each of A... in the axes of X (an expression, possibly a reference
+/// to one): the first A it lacks, as axis_missing. `passed` for a type without axes.
+template <class X, class... A>
+using axes_missing_from = typename detail::axes_missing_from<X, A...>::outcome;
+
 /// The names of a list's axes, in order.
 template <class L>
 inline constexpr auto axes_names = []<template <class...> class List, class... A>(List<A...>*) {

@@ -149,8 +149,8 @@ requires(expression<X>&& detail::is_traced_v<X>) auto rename(X&& x) {
 }
 
 /// nax::softmax on a traced operand: a softmax node.
-template <class A, class X>
-requires(expression<X>&& detail::is_traced_v<X>) auto softmax(X&& x) {
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::is_traced_v<X> && !detail::fails<Outcome>) auto softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
   // An error here means the softmax axis is not an axis of the expression.
   static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
@@ -164,8 +164,9 @@ requires(expression<X>&& detail::is_traced_v<X>) auto softmax(X&& x) {
 
 /// nax::log_softmax on a traced operand: (x - max) - log(sum(exp(x - max))), the typed op's
 /// formula, as reduce and fused nodes (the graph has no log_softmax op).
-template <class A, class X>
-requires(expression<X>&& detail::is_traced_v<X>) auto log_softmax(X&& x) {
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::is_traced_v<X> &&
+         !detail::fails<Outcome>) auto log_softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
   static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
                                 error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
