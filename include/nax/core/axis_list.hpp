@@ -222,11 +222,26 @@ using disagreement_error = std::conditional_t<
                                             (A::is_static ? B::bound : A::bound)>>;
 
 template <class L, class R, axis_pair P = find_disagreement<L, R>()>
-struct disagreement_of {
+struct disagreement_at {
   using type = disagreement_error<mp::mp_at_c<L, P.lhs>, mp::mp_at_c<R, P.rhs>>;
 };
 template <class L, class R>
-struct disagreement_of<L, R, axis_pair{no_axis, no_axis}> {
+struct disagreement_at<L, R, axis_pair{no_axis, no_axis}> {
+  using type = passed;
+};
+// A list agrees with itself and with no axes (a scalar's): the common cases skip the search.
+template <class L, class R>
+struct disagreement_of : disagreement_at<L, R> {};
+template <class L>
+struct disagreement_of<L, L> {
+  using type = passed;
+};
+template <class L>
+requires(!std::is_same_v<L, axes<>>) struct disagreement_of<L, axes<>> {
+  using type = passed;
+};
+template <class R>
+requires(!std::is_same_v<R, axes<>>) struct disagreement_of<axes<>, R> {
   using type = passed;
 };
 
