@@ -1,5 +1,5 @@
 // exp of an integer tensor.
-// expect: needs floating-point elements
+// expect: op_needs_floating_point_elements<nax::ops::exp, int>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/tensor.hpp>
 

@@ -1,5 +1,5 @@
 // float + double without a cast.
-// expect: different element types
+// expect: operands_have_different_element_types_use_nax_cast<nax::ops::add, float, double>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/tensor.hpp>
 

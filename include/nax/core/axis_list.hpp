@@ -174,6 +174,109 @@ inline constexpr bool axes_same_set_v =
 template <class L, class R>
 using axes_same_set = boost::mp11::mp_bool<axes_same_set_v<L, R>>;
 
+namespace detail {
+
+// The facts of a list's axes that decide whether two of one name agree, as a constexpr array:
+// the outcomes below loop over it in constant evaluation instead of instantiating templates.
+struct axis_facts {
+  std::string_view name;
+  bool is_static;
+  std::size_t static_extent, bound;
+};
+template <class L>
+inline constexpr std::array<axis_facts, 0> list_facts{};
+template <template <class...> class List, class... A>
+inline constexpr std::array<axis_facts, sizeof...(A)> list_facts<List<A...>>{
+    axis_facts{A::name, A::is_static, A::static_extent, A::bound}...};
+
+constexpr bool facts_agree(const axis_facts& a, const axis_facts& b) {
+  if (a.is_static && b.is_static) return a.static_extent == b.static_extent;
+  if (a.is_static) return a.static_extent <= b.bound;
+  if (b.is_static) return b.static_extent <= a.bound;
+  return true;
+}
+
+struct axis_pair {
+  std::size_t lhs, rhs;
+};
+inline constexpr std::size_t no_axis = static_cast<std::size_t>(-1);
+
+/// The positions in L and R of the first two axes of one name that disagree, or no_axis.
+template <class L, class R>
+consteval axis_pair find_disagreement() {
+  constexpr const auto& l = list_facts<L>;
+  constexpr const auto& r = list_facts<R>;
+  for (std::size_t i = 0; i < l.size(); ++i)
+    for (std::size_t j = 0; j < r.size(); ++j)
+      if (l[i].name == r[j].name && !facts_agree(l[i], r[j])) return {i, j};
+  return {no_axis, no_axis};
+}
+
+/// The error of two same-named axes that disagree (the one unify_axes raises).
+template <class A, class B>
+using disagreement_error = std::conditional_t<
+    A::is_static && B::is_static,
+    error::axis_static_extents_differ<axis_diagnostic_name<A>, A::static_extent, B::static_extent>,
+    error::axis_static_extent_exceeds_bound<axis_diagnostic_name<A>,
+                                            (A::is_static ? A::static_extent : B::static_extent),
+                                            (A::is_static ? B::bound : A::bound)>>;
+
+template <class L, class R, axis_pair P = find_disagreement<L, R>()>
+struct disagreement_at {
+  using type = disagreement_error<mp::mp_at_c<L, P.lhs>, mp::mp_at_c<R, P.rhs>>;
+};
+template <class L, class R>
+struct disagreement_at<L, R, axis_pair{no_axis, no_axis}> {
+  using type = passed;
+};
+// A list agrees with itself and with no axes (a scalar's): the common cases skip the search.
+template <class L, class R>
+struct disagreement_of : disagreement_at<L, R> {};
+template <class L>
+struct disagreement_of<L, L> {
+  using type = passed;
+};
+template <class L>
+requires(!std::is_same_v<L, axes<>>) struct disagreement_of<L, axes<>> {
+  using type = passed;
+};
+template <class R>
+requires(!std::is_same_v<R, axes<>>) struct disagreement_of<axes<>, R> {
+  using type = passed;
+};
+
+}  // namespace detail
+
+/// The outcome (diagnostics.hpp) of meeting lists L and R: `passed`, or the error of their first
+/// two axes of one name that disagree, as unify_axes would raise it.
+template <class L, class R>
+using axes_disagreement = typename detail::disagreement_of<L, R>::type;
+
+/// The outcome of looking up A in list L: `passed`, or error::axis_not_in_list naming A.
+template <class L, class A>
+using axis_missing = std::conditional_t<detail::contains_axis<L, A>, detail::passed,
+                                        error::axis_not_in_list<detail::axis_diagnostic_name<A>>>;
+
+namespace detail {
+template <class X>
+concept has_axes_type = requires {
+  typename std::remove_cvref_t<X>::axes_type;
+};
+template <class X, class... A>
+struct axes_missing_from {
+  using outcome = passed;
+};
+template <has_axes_type X, class... A>
+struct axes_missing_from<X, A...> {
+  using outcome = first_failure<axis_missing<typename std::remove_cvref_t<X>::axes_type, A>...>;
+};
+}  // namespace detail
+
+/// The outcome of looking up each of A... in the axes of X (an expression, possibly a reference
+/// to one): the first A it lacks, as axis_missing. `passed` for a type without axes.
+template <class X, class... A>
+using axes_missing_from = typename detail::axes_missing_from<X, A...>::outcome;
+
 /// The names of a list's axes, in order.
 template <class L>
 inline constexpr auto axes_names = []<template <class...> class List, class... A>(List<A...>*) {

@@ -11,6 +11,7 @@
 //   512>'
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include <nax/core/fixed_string.hpp>
@@ -52,6 +53,14 @@ struct destination_axis_missing_from_expression;
 /// An extent value that is not a positive integer, nax::dynamic or nax::upto(N > 0).
 template <class Axis>
 struct axis_extent_must_be_positive_integer_or_dynamic_or_upto;
+/// An elementwise op met operands of different element types; convert one with nax::cast<U>(e)
+/// (scalars convert by themselves). Op is the op (nax::ops::add for +), then the element types.
+template <class Op, class... ElementTypes>
+struct operands_have_different_element_types_use_nax_cast;
+/// A floating-point op (exp, tanh, ...) met elements of another type; convert them with
+/// nax::cast<float>(e).
+template <class Op, class... ElementTypes>
+struct op_needs_floating_point_elements;
 /// A list of axis names, as errors show one.
 template <class... Names>
 struct axis_names {};
@@ -107,5 +116,49 @@ template <bool Ok, class Error>
 inline constexpr bool require = true;
 template <class Error>
 inline constexpr bool require<false, Error> = raise<Error>;
+
+// Errors at the user's line. A `static_assert` fails where it is written, inside nax, after the
+// backtrace of instantiations (g++) or before it (clang); the user's line comes ~10-40 lines later.
+// So a public function (nax::dot, the elementwise ops, the reductions, softmax, operator=)
+// computes the outcome of its static checks as a type, in a defaulted template parameter:
+// `passed`, or the nax::error type of the first mistake. A twin of the function, with the same
+// template parameters and its constraints plus `fails<Outcome>`, is declared and never defined,
+// its return type the error:
+//
+//     template <class A, class X, class Outcome = axes_missing_from<X, A>>
+//     requires expression<X> auto softmax(X&& x) { ... }
+//     template <class A, class X, class Outcome = axes_missing_from<X, A>>
+//     requires(expression<X> && detail::fails<Outcome>) Outcome softmax(X&& x);
+//
+// On a mistake the twin's constraints subsume the function's (their parameter lists must be the
+// same for that, and a shared constraint must be a concept), so overload resolution picks it, and
+// a call of a function whose return type is incomplete is an error at the call. g++ 12 says
+// "user.cpp:12:26: error: invalid use of incomplete type 'struct nax::error::...'" on its second
+// line (the first is "In function ..."), clang 14 "user.cpp:12:10: error: implicit instantiation
+// of undefined template 'nax::error::...'" on its first: once, without a backtrace. The outcome
+// is computed only for operands it applies to (a default template argument is substituted before
+// constraints are checked, for every call of the name in nax), and with constant evaluation over
+// arrays of axis facts rather than instantiations (axis_list.hpp), to keep compile time.
+
+/// The outcome of a check that found no mistake.
+struct passed {};
+
+/// Whether a check's outcome is a mistake (an nax::error type).
+template <class Outcome>
+concept fails = !std::is_same_v<Outcome, passed>;
+
+template <class... Outcomes>
+struct first_failure_of {
+  using type = passed;
+};
+template <class... Rest>
+struct first_failure_of<passed, Rest...> : first_failure_of<Rest...> {};
+template <class Error, class... Rest>
+struct first_failure_of<Error, Rest...> {
+  using type = Error;
+};
+/// The first outcome that is a mistake, or `passed`.
+template <class... Outcomes>
+using first_failure = typename first_failure_of<Outcomes...>::type;
 
 }  // namespace nax::detail

@@ -78,10 +78,13 @@ graph::value layer_norm_parameter(graph::builder& g, const P& p) {
 
 }  // namespace detail
 
-/// nax::dot on traced operands: a dot_general node.
-template <class... Contract, class XA, class XB>
+/// nax::dot on traced operands: a dot_general node. (A mistake selects the typed layer's twin,
+/// declared in typed/dot.hpp, which reports it at the call.)
+template <class... Contract, class XA, class XB,
+          class Outcome = detail::dot_outcome<XA, XB, Contract...>>
 requires(expression<XA>&& expression<XB> &&
-         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto dot(XA&& a, XB&& b) {
+         (detail::is_traced_v<XA> ||
+          detail::is_traced_v<XB>)&&!detail::fails<Outcome>) auto dot(XA&& a, XB&& b) {
   using EA = std::remove_cvref_t<XA>;
   using EB = std::remove_cvref_t<XB>;
   using LA = typename EA::axes_type;
@@ -239,8 +242,8 @@ requires(expression<XA>&& expression<XB> &&
 }
 
 /// nax::softmax on a traced operand: a softmax node.
-template <class A, class X>
-requires(expression<X>&& detail::is_traced_v<X>) auto softmax(X&& x) {
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::is_traced_v<X> && !detail::fails<Outcome>) auto softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
   // An error here means the softmax axis is not an axis of the expression.
   static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
@@ -254,8 +257,9 @@ requires(expression<X>&& detail::is_traced_v<X>) auto softmax(X&& x) {
 
 /// nax::log_softmax on a traced operand: (x - max) - log(sum(exp(x - max))), the typed op's
 /// formula, as reduce and fused nodes (the graph has no log_softmax op).
-template <class A, class X>
-requires(expression<X>&& detail::is_traced_v<X>) auto log_softmax(X&& x) {
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::is_traced_v<X> &&
+         !detail::fails<Outcome>) auto log_softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
   static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
                                 error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);

@@ -168,11 +168,22 @@ struct dot_rule {
   using result = boost::mp11::mp_append<batch, a_free, b_free>;
 };
 
+/// The outcome (core/diagnostics.hpp) of nax::dot<Contract...> over operands of axis lists LA,
+/// LB: a contracted axis missing from a, then from b, then the first shared axis whose extents
+/// disagree.
+template <class LA, class LB, class... Contract>
+using dot_axes_outcome = first_failure<axis_missing<LA, Contract>..., axis_missing<LB, Contract>...,
+                                       axes_disagreement<LA, LB>>;
+template <class XA, class XB, class... Contract>
+using dot_outcome = dot_axes_outcome<typename std::remove_cvref_t<XA>::axes_type,
+                                     typename std::remove_cvref_t<XB>::axes_type, Contract...>;
+
 }  // namespace detail
 
 /// The contraction of a and b over the axes `Contract...` (each in both operands): a tensor
 /// over the batch axes (in both, not contracted), then a's free axes, then b's. float or double.
-template <class... Contract, class XA, class XB>
+template <class... Contract, class XA, class XB,
+          class Outcome = detail::dot_outcome<XA, XB, Contract...>>
 requires(expression<XA>&& expression<XB>) auto dot(XA&& a, XB&& b) {
   using EA = detail::expression_of<XA>;
   using EB = detail::expression_of<XB>;
@@ -207,5 +218,12 @@ requires(expression<XA>&& expression<XB>) auto dot(XA&& a, XB&& b) {
   });
   return out;
 }
+
+/// nax::dot over an axis an operand lacks, or over operands whose shared axes disagree: declared,
+/// never defined. Its return type is the error, so the call is the compile error, at the caller's
+/// line, naming the mistake (core/diagnostics.hpp).
+template <class... Contract, class XA, class XB,
+          class Outcome = detail::dot_outcome<XA, XB, Contract...>>
+requires(expression<XA>&& expression<XB>&& detail::fails<Outcome>) Outcome dot(XA&& a, XB&& b);
 
 }  // namespace nax

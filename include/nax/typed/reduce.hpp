@@ -225,6 +225,11 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
     run_all(std::integral_constant<row_access, row_access::strided>{});
 }
 
+/// A reduction's operand X (an expression) and axes (at least one). A concept, so that the twins
+/// below subsume the reductions' constraints.
+template <class X, class... Axes>
+concept reduction_of = sizeof...(Axes) > 0 && expression<X>;
+
 template <class Red, bool Mean, class... Axes, class X>
 auto reduce(X&& x) {
   using E = expression_of<X>;
@@ -261,24 +266,31 @@ auto reduce(X&& x) {
 }  // namespace detail
 
 /// The sum over the named axes; a tensor over the remaining axes, in the input's order.
-template <class... Axes, class X>
-requires(sizeof...(Axes) > 0 && expression<X>) auto sum(X&& x) {
-  return detail::reduce<reducers::sum, false, Axes...>(std::forward<X>(x));
-}
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires detail::reduction_of<X, Axes...>
+auto sum(X&& x) { return detail::reduce<reducers::sum, false, Axes...>(std::forward<X>(x)); }
 /// The mean over the named axes (the sum divided by the number of reduced elements).
-template <class... Axes, class X>
-requires(sizeof...(Axes) > 0 && expression<X>) auto mean(X&& x) {
-  return detail::reduce<reducers::sum, true, Axes...>(std::forward<X>(x));
-}
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires detail::reduction_of<X, Axes...>
+auto mean(X&& x) { return detail::reduce<reducers::sum, true, Axes...>(std::forward<X>(x)); }
 /// The largest element over the named axes (nax::shape_error over an empty axis).
-template <class... Axes, class X>
-requires(sizeof...(Axes) > 0 && expression<X>) auto max(X&& x) {
-  return detail::reduce<reducers::max, false, Axes...>(std::forward<X>(x));
-}
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires detail::reduction_of<X, Axes...>
+auto max(X&& x) { return detail::reduce<reducers::max, false, Axes...>(std::forward<X>(x)); }
 /// The smallest element over the named axes (nax::shape_error over an empty axis).
-template <class... Axes, class X>
-requires(sizeof...(Axes) > 0 && expression<X>) auto min(X&& x) {
-  return detail::reduce<reducers::min, false, Axes...>(std::forward<X>(x));
-}
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires detail::reduction_of<X, Axes...>
+auto min(X&& x) { return detail::reduce<reducers::min, false, Axes...>(std::forward<X>(x)); }
+
+/// The reductions over an axis the expression lacks: declared, never defined. The return type
+/// is the error, so the call is the compile error, at the caller's line (core/diagnostics.hpp).
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome sum(X&& x);
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome mean(X&& x);
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome max(X&& x);
+template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
+requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome min(X&& x);
 
 }  // namespace nax

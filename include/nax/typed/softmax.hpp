@@ -14,8 +14,8 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
-#include <nax/simd/arch.hpp>
 #include <nax/kernels/softmax_row.hpp>
+#include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
@@ -25,8 +25,6 @@
 
 namespace nax {
 namespace detail {
-
-
 
 template <class A, bool Log, class X>
 auto softmax_impl(X&& x) {
@@ -45,13 +43,21 @@ auto softmax_impl(X&& x) {
 }  // namespace detail
 
 /// exp(x) / sum(exp(x)) along axis A, computed stably; a tensor over x's axes in x's order.
-template <class A, class X>
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
 requires expression<X>
 auto softmax(X&& x) { return detail::softmax_impl<A, false>(std::forward<X>(x)); }
 
 /// log(softmax<A>(x)) = x - max - log(sum(exp(x - max))), computed without the softmax.
-template <class A, class X>
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
 requires expression<X>
 auto log_softmax(X&& x) { return detail::softmax_impl<A, true>(std::forward<X>(x)); }
+
+/// softmax and log_softmax along an axis the expression lacks: declared, never defined. The
+/// return type is the error, so the call is the compile error, at the caller's line
+/// (core/diagnostics.hpp).
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::fails<Outcome>) Outcome softmax(X&& x);
+template <class A, class X, class Outcome = axes_missing_from<X, A>>
+requires(expression<X>&& detail::fails<Outcome>) Outcome log_softmax(X&& x);
 
 }  // namespace nax

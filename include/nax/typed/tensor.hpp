@@ -112,11 +112,16 @@ class tensor : public detail::leaf_expression<tensor<T, Axes...>> {
   /// Evaluates an expression (or a broadcast scalar) into this tensor, with one fused loop. The
   /// expression's axes must be a permutation of this tensor's, with the same extents
   /// (nax::shape_error otherwise, and the tensor is left untouched).
-  template <class E>
-  requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>) tensor& operator=(const E& e) {
+  template <class E, class Outcome = typename detail::checked_assign<axes_type, E>::outcome>
+  requires detail::not_same_as<E, tensor> tensor& operator=(const E& e) {
     view() = e;
     return *this;
   }
+  /// Assigning an expression with an axis this tensor lacks, or whose shared axes disagree:
+  /// declared, never defined; its return type is the error, so the assignment is the compile
+  /// error, at the caller's line (core/diagnostics.hpp).
+  template <class E, class Outcome = typename detail::checked_assign<axes_type, E>::outcome>
+  requires(detail::not_same_as<E, tensor>&& detail::fails<Outcome>) Outcome operator=(const E& e);
   template <class E>
   tensor& operator+=(const E& e) {
     view() += e;

@@ -87,11 +87,16 @@ class tensor_view : public detail::leaf_expression<tensor_view<T, Axes...>> {
   }
 
   /// Writes an expression (or a scalar, broadcast) through the view.
-  template <class E>
-  const tensor_view& operator=(const E& e) const requires(!std::is_const_v<T>) {
+  template <class E, class Outcome = typename detail::checked_assign<axes_type, E>::outcome>
+  const tensor_view& operator=(const E& e) const requires detail::writable<T> {
     detail::assign(*this, detail::as_expression<element>(e));
     return *this;
   }
+  /// Writing an expression with an axis this view lacks, or whose shared axes disagree: declared,
+  /// never defined; its return type is the error, so the assignment is the compile error, at
+  /// the caller's line (core/diagnostics.hpp).
+  template <class E, class Outcome = typename detail::checked_assign<axes_type, E>::outcome>
+  Outcome operator=(const E& e) const requires(detail::writable<T>&& detail::fails<Outcome>);
   tensor_view& operator=(const tensor_view& other) requires(!std::is_const_v<T>) {
     detail::assign(*this, other);
     return *this;
