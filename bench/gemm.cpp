@@ -24,41 +24,6 @@ struct gemm_case {
   std::size_t m, n, k, batch;
 };
 
-// The FMA peak of this core: 12 independent register FMA chains at the widest vectors the
-// flags allow (what the micro-kernels can at best reach), per thread, on `threads` threads.
-double fma_peak_gflops(int threads) {
-  double total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-#if defined(__AVX512F__)
-    using reg = __m512;
-    constexpr int lanes = 16;
-#define NAX_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define NAX_SET(x) _mm512_set1_ps(x)
-#else
-    using reg = __m256;
-    constexpr int lanes = 8;
-#define NAX_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define NAX_SET(x) _mm256_set1_ps(x)
-#endif
-    reg acc[12];
-    for (auto& r : acc) r = NAX_SET(0.f);
-    const reg a = NAX_SET(0.999f), b = NAX_SET(0.001f);
-    const long iters = 20000000;
-    const auto t0 = clock_type::now();
-    for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-      for (int i = 0; i < 12; ++i) acc[i] = NAX_FMA(a, acc[i], b);
-    }
-    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    do_not_optimize(acc);
-    total += 12.0 * 2 * lanes * double(iters) / s * 1e-9;
-#undef NAX_FMA
-#undef NAX_SET
-  }
-  return total;
-}
-
 std::string compare_gemm(const std::vector<float>& got, const std::vector<double>& ref,
                          std::size_t k) {
   const double tol = 4 * double(k + 4) * 1.2e-7;

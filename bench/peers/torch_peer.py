@@ -20,7 +20,10 @@ Commands:
 Ops: chain_plain, chain_tanh (x, a, b, c), softmax (x), layer_norm (x, gamma, beta, eps),
 sum_inner, sum_outer (x: [rows, cols]); mm (a: [m, k], b: [k, n], or [batch, m, k] and
 [batch, k, n]: torch.mm, torch.bmm); mlp (x: [batch, 768], w1t, b1, w2t, b2, gamma, beta,
-eps: layer_norm(linear(gelu(linear(x, w1t, b1)), w2t, b2) + x)).
+eps: layer_norm(linear(gelu(linear(x, w1t, b1)), w2t, b2) + x)); encoder (x: [batch, seq,
+model], heads as a param; ln1_g, ln1_b, wq, wk, wv [model, attn], wo [attn, model], ln2_g, ln2_b,
+w1 [model, ff], b1, w2 [ff, model], b2; eps, scale: bench/transformer.cpp's block, written as a
+PyTorch user writes it).
 """
 
 import ctypes
@@ -76,6 +79,26 @@ def op_function(name):
         shape = (x.shape[-1],)
         return lambda: F.layer_norm(
             F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2) + x, shape, gamma, beta, eps)
+    if name == "encoder":
+        F = torch.nn.functional
+        t = tensors
+        heads, eps, scale = int(params["heads"]), params["eps"], params["scale"]
+
+        def encoder():
+            b, s, m = x.shape
+            a = F.layer_norm(x, (m,), t["ln1_g"], t["ln1_b"], eps)
+            q = (a @ t["wq"]).view(b, s, heads, -1).transpose(1, 2)  # [b, heads, s, hd]
+            k = (a @ t["wk"]).view(b, s, heads, -1).transpose(1, 2)
+            v = (a @ t["wv"]).view(b, s, heads, -1).transpose(1, 2)
+            scores = (q @ k.transpose(-1, -2)) * scale
+            causal = torch.ones(s, s, dtype=torch.bool).tril()
+            p = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1)
+            o = (p @ v).transpose(1, 2).reshape(b, s, -1)
+            h = x + o @ t["wo"]
+            c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
+            return h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+
+        return encoder
     if name == "mm":
         a, b = tensors["a"], tensors["b"]
         return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))
