@@ -3,7 +3,10 @@
 // runtime graph. Shared by examples/transformer.cpp and bench/transformer.cpp.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <nax/nax.hpp>
 
@@ -31,8 +34,10 @@ inline const auto block = [](auto x, auto g1, auto be1, auto wq, auto wk, auto w
   auto k = nax::rename<seq, kseq>(nax::split<attn, heads, hd>(nax::dot<model>(a, wk)));
   auto v = nax::rename<seq, kseq>(nax::split<attn, heads, hd>(nax::dot<model>(a, wv)));
   auto scores = nax::dot<hd>(q, k) * scale;  // [batch, heads, seq, kseq]
-  auto causal = nax::where(nax::tril<seq, kseq>(scores), scores, -1e9f);  // key <= query
-  auto p = nax::softmax<kseq>(causal);
+  // Causal: a query sees the keys up to its own position. The bias is over [seq, kseq] alone
+  // and broadcast by name; added to the scores, it keeps their axis order.
+  auto causal_bias = nax::where(nax::tril<seq, kseq>(scores), 0.0f, -1e9f);
+  auto p = nax::softmax<kseq>(scores + causal_bias);
   auto o = nax::merge<heads, hd, attn>(nax::dot<kseq>(p, v));  // heads back into one axis
   auto h = nax::eval(x + nax::dot<attn>(o, wo));               // the residual
   // The MLP, with its own residual.
@@ -70,6 +75,70 @@ struct weights {
     return f(x, g1, be1, wq, wk, wv, wo, g2, be2, w1, b1, w2, b2);
   }
 };
+
+// Plain loops in double: the block for one sequence x[s][m] of length n.
+inline std::vector<double> reference(const weights& w, const float* x, std::size_t n) {
+  constexpr std::size_t M = model::static_extent, A = attn::static_extent, H = heads::static_extent,
+                        D = hd::static_extent, F = ff::static_extent;
+  auto layer_norm = [&](const std::vector<double>& in, const nax::tensor<float, model>& g,
+                        const nax::tensor<float, model>& b) {
+    std::vector<double> out(n * M);
+    for (std::size_t s = 0; s < n; ++s) {
+      double mean = 0, var = 0;
+      for (std::size_t m = 0; m < M; ++m) mean += in[s * M + m] / M;
+      for (std::size_t m = 0; m < M; ++m)
+        var += (in[s * M + m] - mean) * (in[s * M + m] - mean) / M;
+      for (std::size_t m = 0; m < M; ++m)
+        out[s * M + m] = (in[s * M + m] - mean) / std::sqrt(var + epsilon) * g(m) + b(m);
+    }
+    return out;
+  };
+  auto project = [&](const std::vector<double>& in, const nax::tensor<float, model, attn>& wt) {
+    std::vector<double> out(n * A, 0.0);
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t j = 0; j < A; ++j)
+        for (std::size_t m = 0; m < M; ++m) out[s * A + j] += in[s * M + m] * wt(m, j);
+    return out;
+  };
+  std::vector<double> xd(x, x + n * M);
+  const std::vector<double> a = layer_norm(xd, w.g1, w.be1);
+  const std::vector<double> q = project(a, w.wq), k = project(a, w.wk), v = project(a, w.wv);
+  std::vector<double> o(n * A, 0.0);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t s = 0; s < n; ++s) {
+      std::vector<double> p(s + 1);  // causal: keys 0..s
+      double top = -INFINITY, total = 0;
+      for (std::size_t t = 0; t <= s; ++t) {
+        double dot = 0;
+        for (std::size_t d = 0; d < D; ++d) dot += q[s * A + h * D + d] * k[t * A + h * D + d];
+        p[t] = dot * scale;
+        top = std::max(top, p[t]);
+      }
+      for (double& e : p) total += (e = std::exp(e - top));
+      for (std::size_t t = 0; t <= s; ++t)
+        for (std::size_t d = 0; d < D; ++d)
+          o[s * A + h * D + d] += p[t] / total * v[t * A + h * D + d];
+    }
+  std::vector<double> hres(xd);
+  for (std::size_t s = 0; s < n; ++s)
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t j = 0; j < A; ++j) hres[s * M + m] += o[s * A + j] * w.wo(j, m);
+  const std::vector<double> c = layer_norm(hres, w.g2, w.be2);
+  std::vector<double> y(hres);
+  for (std::size_t s = 0; s < n; ++s) {
+    std::vector<double> f(F);
+    for (std::size_t j = 0; j < F; ++j) {
+      double z = w.b1(j);
+      for (std::size_t m = 0; m < M; ++m) z += c[s * M + m] * w.w1(m, j);
+      f[j] = 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    }
+    for (std::size_t m = 0; m < M; ++m) {
+      y[s * M + m] += w.b2(m);
+      for (std::size_t j = 0; j < F; ++j) y[s * M + m] += f[j] * w.w2(j, m);
+    }
+  }
+  return y;
+}
 
 /// The block under nax::jit: one input per argument, batch and seq dynamic.
 inline auto jitted() {

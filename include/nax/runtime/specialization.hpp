@@ -49,6 +49,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <algorithm>
+#include <numeric>
+
 #include <nax/runtime/memory_plan.hpp>
 
 namespace nax::runtime {
@@ -74,6 +77,11 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
   }
   return 0;
 }
+
+/// The kernel of a step whose result is its operand's buffer.
+struct no_step final : kernels::step_kernel {
+  void run(void* const*, std::byte*) const override {}
+};
 
 }  // namespace detail
 
@@ -105,18 +113,42 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     if (p.values[v].role == graph::value_role::constant)
       s->constants[v] = detail::constant_bits(s->shapes[v].dtype(), p.values[v].scalar);
 
+  // A reshape of an intermediate into an intermediate (a rename, a split or merge of axes) moves
+  // no data: its result is its operand's buffer, kept until the later of their last reads, and
+  // the step does nothing. alias_of[v]: the value whose buffer v is (v itself if none).
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> alias_of(n);
+  std::iota(alias_of.begin(), alias_of.end(), std::size_t{0});
+  std::vector<char> aliasing_step(p.steps.size(), 0);
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const graph::program_step& st = p.steps[k];
+    if (st.kind() != graph::op_kind::reshape || st.args.size() != 1) continue;
+    if (p.values[st.args[0]].role != graph::value_role::intermediate ||
+        p.values[st.result].role != graph::value_role::intermediate)
+      continue;
+    alias_of[st.result] = alias_of[st.args[0]];
+    aliasing_step[k] = 1;
+  }
+
   // Intermediates first, then the steps' scratch, in one memory plan.
   std::vector<buffer_request> requests;
   requests.reserve(n);
-  std::vector<std::size_t> request_of(n, static_cast<std::size_t>(-1));
+  std::vector<std::size_t> request_of(n, none);
   for (std::size_t v = 0; v < n; ++v) {
     const graph::program_value& pv = p.values[v];
-    if (pv.role != graph::value_role::intermediate) continue;
+    if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
     request_of[v] = requests.size();
     requests.push_back({s->shapes[v].num_bytes(), pv.first_step, pv.last_step});
   }
+  for (std::size_t v = 0; v < n; ++v) {
+    if (alias_of[v] == v) continue;
+    buffer_request& r = requests[request_of[v] = request_of[alias_of[v]]];
+    r.last_step = std::max<std::size_t>(r.last_step, p.values[v].last_step);
+  }
   std::vector<scratch_request> scratch;
   s->kernels = make_step_kernels(p, s->shapes, scratch);
+  for (std::size_t k = 0; k < p.steps.size(); ++k)
+    if (aliasing_step[k]) s->kernels[k] = std::make_unique<detail::no_step>();
   for (const scratch_request& r : scratch) requests.push_back({r.bytes, r.step, r.step});
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
