@@ -3,6 +3,7 @@
 #include "jit_helpers.hpp"
 
 #include <array>
+#include <tuple>
 #include <vector>
 
 using namespace jit_test;
@@ -81,4 +82,21 @@ TEST_CASE("jit: multi-head self-attention with split, rename and merge keys on b
   }
   CHECK(f.executable().stats().misses == 2);
   CHECK(f.executable().stats().hits == 1);
+}
+
+TEST_CASE("jit: a result over a renamed axis and one over a slice get their extents") {
+  const auto probabilities = [](auto x) {
+    auto k = nax::rename<seq, kseq>(x);
+    auto p = nax::softmax<kseq>(nax::dot<hidden>(x, k));    // [batch, seq, kseq]
+    return std::tuple(p, nax::slice<seq>(x * 1.0f, 1, 3));  // [batch, 2, hidden]
+  };
+  auto f = nax::jit(probabilities, nax::input<float, batch, seq, hidden>("x"));
+  nax::tensor<float, batch, seq, hidden> x{batch(2), seq(5)};
+  fill(x, 4, -0.2f, 0.2f);
+  const auto [p, s] = f(x);
+  const auto [ep, es] = eager(probabilities, x);
+  CHECK(p.extent<kseq>() == 5);
+  CHECK(s.extent<seq>() == 2);
+  check_close(p, nax::tensor<float, batch, seq, kseq>(ep));
+  check_close(s, nax::tensor<float, batch, seq, hidden>(es));
 }
