@@ -181,9 +181,11 @@ inline nax::shape with_dtype(const nax::shape& s, nax::dtype t) { return nax::sh
 
 }  // namespace detail
 
-/// Every element `v`: a constant broadcast to s.
-inline value full(builder& b, const nax::shape& s, double v) {
-  return b.broadcast(b.constant(v, s.dtype()), s);
+/// Every element `v`: a constant broadcast to s. (s by value: it may be a shape of b's, which
+/// adding the constant can move.)
+inline value full(builder& b, nax::shape s, double v) {
+  const value c = b.constant(v, s.dtype());
+  return b.broadcast(c, std::move(s));
 }
 inline value zeros(builder& b, const nax::shape& s) { return full(b, s, 0); }
 inline value ones(builder& b, const nax::shape& s) { return full(b, s, 1); }
@@ -202,16 +204,14 @@ inline value iota(const value& x, axis_ref axis, nax::dtype t = nax::dtype::i64)
 /// Over [row, col]: true where the positions are equal (eye) or where col's is at most row's
 /// (tril, the causal mask: query i sees keys 0..i); of element type t (1 and 0 unless bool). Made
 /// of iota over each axis, a comparison and, for a t other than bool, a where.
-inline value eye(builder& b, const nax::dim& row, const nax::dim& col,
-                 nax::dtype t = nax::dtype::f32) {
+inline value eye(builder& b, nax::dim row, nax::dim col, nax::dtype t = nax::dtype::f32) {
   const value r = b.iota(nax::shape(nax::dtype::i64, {row}), 0);
   const value c = b.iota(nax::shape(nax::dtype::i64, {col}), 0);
   const value mask = equal(reshape(r, {row, 1}), c);
   if (t == nax::dtype::boolean) return mask;
   return where(mask, b.constant(1, t), b.constant(0, t));
 }
-inline value tril(builder& b, const nax::dim& row, const nax::dim& col,
-                  nax::dtype t = nax::dtype::boolean) {
+inline value tril(builder& b, nax::dim row, nax::dim col, nax::dtype t = nax::dtype::boolean) {
   const value r = b.iota(nax::shape(nax::dtype::i64, {row}), 0);
   const value c = b.iota(nax::shape(nax::dtype::i64, {col}), 0);
   const value mask = less_equal(c, reshape(r, {row, 1}));
@@ -255,9 +255,9 @@ inline value truncated_normal_like(const value& x, nax::rng key, double mean = 0
 /// the graph runs): 1 where the position along `axis` is the index, else 0, of element type t. An
 /// index out of [0, extent) makes a row of zeros. indices: i32 or i64. Made of iota, equal and
 /// where (bool: no where).
-inline value one_hot(const value& indices, const nax::dim& axis, nax::dtype t = nax::dtype::f32) {
+inline value one_hot(const value& indices, nax::dim axis, nax::dtype t = nax::dtype::f32) {
   builder& b = indices.owner();
-  const nax::shape& is = indices.shape();
+  const nax::shape is = indices.shape();  // a copy: the nodes added below may move the builder's
   if (is.dtype() != nax::dtype::i32 && is.dtype() != nax::dtype::i64)
     nax::detail::throw_shape_error("nax::graph::one_hot: the indices must be i32 or i64, not ",
                                    is.to_string());
