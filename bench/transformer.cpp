@@ -65,11 +65,19 @@ variant timed(std::string name, kind role, int threads, F body, std::function<st
 }  // namespace
 
 int main(int argc, char** argv) {
+  // PyTorch runs its ops on OpenMP and its products on OpenBLAS's pthreads; with libgomp's
+  // default spin-waiting their threads fight over the 2 cores (bench/jit.cpp measured it). The
+  // policy is read when libgomp loads, so it is set by running this program again.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+  }
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 9;
   torch_process torch;
   const std::string torch_info = start_torch(torch);
   print_header("# transformer encoder block: nax eager, nax::jit, PyTorch eager", torch_info);
+  std::printf("OpenMP:     OMP_WAIT_POLICY=%s\n", std::getenv("OMP_WAIT_POLICY"));
   const weights w(2026);
   auto block_jit = jitted();
   std::printf(
