@@ -220,12 +220,7 @@ requires(expression<XA>&& expression<XB> &&
   // An error here means an operand is a captured tensor: pass it as an input of nax::jit.
   static_assert(detail::is_traced_v<XA> && detail::is_traced_v<XB>,
                 "nax::jit: both operands of nax::concat must be computed from the traced inputs");
-  static_assert(std::is_same_v<V, typename EB::value_type>,
-                "nax::concat: the operands have different element types; use nax::cast<U>(e)");
-  static_assert(detail::check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
-  using own_a = axes_get<typename EA::axes_type, A>;
-  using own_b = axes_get<typename EB::axes_type, A>;
-  using joined = typename detail::joined_axis<own_a, own_b>::type;
+  static_assert(detail::check_concat<EA, EB>());
   const graph::value va = detail::lower(a);
   graph::value vb = detail::lower(b);
   // The graph's concat matches the other axes by position: b in a's order.
@@ -237,7 +232,7 @@ requires(expression<XA>&& expression<XB> &&
   }
   if (!same) vb = vb.owner().transpose(vb, order);
   const graph::value both[] = {va, vb};
-  return detail::make_traced<V, detail::replace_axis<typename EA::axes_type, own_a, joined>>(
+  return detail::make_traced<V, detail::concat_axes<A, EA, EB>>(
       va.owner().concat(both, graph::axis_ref(A::name)));
 }
 

@@ -216,6 +216,24 @@ struct joined_axis<A, B, true> {
                     static_cast<decltype(A::extent_spec)>(A::static_extent + B::static_extent)>;
 };
 
+/// The axis of nax::concat<A> of expression types EA and EB (joined_axis), and its result's axes
+/// (EA's, that axis joined), typed or traced. check_concat<EA, EB>() raises the errors.
+template <class A, class EA, class EB>
+using concat_axis = typename joined_axis<axes_get<typename EA::axes_type, A>,
+                                         axes_get<typename EB::axes_type, A>>::type;
+template <class A, class EA, class EB>
+using concat_axes = replace_axis<typename EA::axes_type, axes_get<typename EA::axes_type, A>,
+                                 concat_axis<A, EA, EB>>;
+
+template <class EA, class EB>
+constexpr bool check_concat() {
+  static_assert(std::is_same_v<typename EA::value_type, typename EB::value_type>,
+                "nax::concat: the operands have different element types; use nax::cast<U>(e)");
+  // An error here means the operands do not have the same axes.
+  static_assert(check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
+  return true;
+}
+
 }  // namespace detail
 
 /// x with its axes in the order `Axes...` (a permutation of x's). A view for a tensor or a view,
@@ -282,14 +300,9 @@ requires(expression<XA>&& expression<XB>) auto concat(XA&& a, XB&& b) {
   using EA = detail::expression_of<XA>;
   using EB = detail::expression_of<XB>;
   using V = typename EA::value_type;
-  static_assert(std::is_same_v<V, typename EB::value_type>,
-                "nax::concat: the operands have different element types; use nax::cast<U>(e)");
-  // An error here means the operands do not have the same axes.
-  static_assert(detail::check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
-  using own_a = axes_get<typename EA::axes_type, A>;
-  using own_b = axes_get<typename EB::axes_type, A>;
-  using joined = typename detail::joined_axis<own_a, own_b>::type;
-  using out_axes = detail::replace_axis<typename EA::axes_type, own_a, joined>;
+  static_assert(detail::check_concat<EA, EB>());
+  using joined = detail::concat_axis<A, EA, EB>;
+  using out_axes = detail::concat_axes<A, EA, EB>;
   const EA ea = detail::as_expression<V>(std::forward<XA>(a));
   const EB eb = detail::as_expression<V>(std::forward<XB>(b));
   const std::size_t na = ea.template extent<A>(), nb = eb.template extent<A>();
