@@ -19,6 +19,30 @@
 #include <nax/typed/tensor.hpp>
 
 namespace nax {
+namespace detail {
+
+// The rules of iota, eye and tril, written into a tensor both forms (extents given, extents of
+// an operand) make.
+template <class T, class A>
+void fill_iota(tensor<T, A>& t) {
+  for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(i);
+}
+template <class T, class Row, class Col>
+void fill_eye(tensor<T, Row, Col>& t) {
+  t.fill(T{});
+  const std::size_t cols = t.template extent<Col>();
+  const std::size_t n = std::min(t.template extent<Row>(), cols);
+  for (std::size_t i = 0; i < n; ++i) t.data()[i * cols + i] = T(1);
+}
+template <class T, class Row, class Col>
+void fill_tril(tensor<T, Row, Col>& t) {
+  t.fill(T{});
+  const std::size_t rows = t.template extent<Row>(), cols = t.template extent<Col>();
+  for (std::size_t r = 0; r < rows; ++r)
+    std::fill_n(t.data() + r * cols, std::min(cols, r + 1), T(1));
+}
+
+}  // namespace detail
 
 /// A tensor over `Axes...` with every element `value`.
 template <class T, axis_type... Axes, axis_type... Given>
@@ -44,17 +68,15 @@ tensor<T, Axes...> ones(Given... given) {
 template <class T, axis_type A, axis_type... Given>
 tensor<T, A> iota(Given... given) {
   tensor<T, A> t(typename tensor<T, A>::extents_type(given...));
-  for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(i);
+  detail::fill_iota(t);
   return t;
 }
 
 /// Over [Row, Col]: 1 where the two positions are equal, else 0 (the extents may differ).
 template <class T, axis_type Row, axis_type Col, axis_type... Given>
 tensor<T, Row, Col> eye(Given... given) {
-  auto t = zeros<T, Row, Col>(given...);
-  const std::size_t cols = t.template extent<Col>();
-  const std::size_t n = std::min(t.template extent<Row>(), cols);
-  for (std::size_t i = 0; i < n; ++i) t.data()[i * cols + i] = T(1);
+  tensor<T, Row, Col> t(typename tensor<T, Row, Col>::extents_type(given...));
+  detail::fill_eye(t);
   return t;
 }
 
@@ -62,10 +84,8 @@ tensor<T, Row, Col> eye(Given... given) {
 /// along Row and keys along Col this is the causal mask: query i sees keys 0..i.
 template <class T, axis_type Row, axis_type Col, axis_type... Given>
 tensor<T, Row, Col> tril(Given... given) {
-  auto t = zeros<T, Row, Col>(given...);
-  const std::size_t rows = t.template extent<Row>(), cols = t.template extent<Col>();
-  for (std::size_t r = 0; r < rows; ++r)
-    std::fill_n(t.data() + r * cols, std::min(cols, r + 1), T(1));
+  tensor<T, Row, Col> t(typename tensor<T, Row, Col>::extents_type(given...));
+  detail::fill_tril(t);
   return t;
 }
 
@@ -120,7 +140,7 @@ requires expression<X>
 auto iota(const X& x) {
   using B = axes_get<typename X::axes_type, A>;
   auto t = detail::tensor_with_extents_of<T, B>(x);
-  for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(i);
+  detail::fill_iota(t);
   return t;
 }
 
@@ -133,10 +153,7 @@ auto eye(const X& x) {
   using C = axes_get<L, Col>;
   using V = detail::like_value_t<T, X>;
   auto t = detail::tensor_with_extents_of<V, R, C>(x);
-  t.fill(V{});
-  const std::size_t cols = t.template extent<C>();
-  const std::size_t n = std::min(t.template extent<R>(), cols);
-  for (std::size_t i = 0; i < n; ++i) t.data()[i * cols + i] = V(1);
+  detail::fill_eye(t);
   return t;
 }
 
@@ -150,9 +167,7 @@ auto tril(const X& x) {
   using R = axes_get<L, Row>;
   using C = axes_get<L, Col>;
   auto t = detail::tensor_with_extents_of<T, R, C>(x);
-  const std::size_t rows = t.template extent<R>(), cols = t.template extent<C>();
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) t.data()[r * cols + c] = T(c <= r ? 1 : 0);
+  detail::fill_tril(t);
   return t;
 }
 
