@@ -78,6 +78,32 @@ TEST_CASE("threads split the batch, else the larger of m and n; tiny products st
   CHECK(nax::kernels::plan_gemm<float>(4096, 4096, 4096, 1, 1, machine()).tasks() == 1);
 }
 
+TEST_CASE("matrix-vector products split by the bytes of their matrix, along the long side") {
+  using nax::kernels::plan_gemm;
+  // A batch-1 MLP layer: 6 MiB of matrix but only 3.1 MFLOP, memory-bound.
+  const auto mlp = plan_gemm<float>(1, 2048, 768, 1, 2, machine());
+  CHECK(mlp.algorithm == nax::kernels::gemm_algorithm::gemv);
+  CHECK(mlp.threads_n == 2);
+  CHECK(mlp.threads_m == 1);
+  CHECK(mlp.tasks() == 2);
+  const auto column = plan_gemm<float>(2048, 1, 768, 1, 2, machine());
+  CHECK(column.threads_m == 2);
+  CHECK(column.threads_n == 1);
+  // 64 KiB: one thread. At most 512 KiB per task: 512 KiB stays on one, 1 MiB takes two.
+  CHECK(plan_gemm<float>(1, 256, 64, 1, 2, machine()).tasks() == 1);
+  CHECK(plan_gemm<float>(1, 512, 256, 1, 2, machine()).tasks() == 1);
+  CHECK(plan_gemm<float>(1, 1024, 256, 1, 2, machine()).tasks() == 2);
+  CHECK(plan_gemm<double>(1, 512, 256, 1, 2, machine()).tasks() == 2);  // bytes, not elements
+  // Batches count together, and split by batch when there are enough of them.
+  const auto batched = plan_gemm<float>(1, 512, 256, 4, 2, machine());
+  CHECK(batched.threads_batch == 2);
+  CHECK(batched.threads_n == 1);
+  // More threads: as many tasks as the bytes allow, but no more than tiles of the long side.
+  CHECK(plan_gemm<float>(1, 2048, 768, 1, 8, machine()).threads_n == 8);
+  CHECK(plan_gemm<float>(1, 2048, 256, 1, 8, machine()).threads_n == 4);  // 2 MiB
+  CHECK(plan_gemm<float>(1, 16, 100000, 1, 8, machine()).tasks() == 1);   // one tile
+}
+
 TEST_CASE("the same inputs give the same plan, and it prints") {
   const auto a = nax::kernels::plan_gemm<double>(300, 200, 100, 3, 2, machine());
   const auto b = nax::kernels::plan_gemm<double>(300, 200, 100, 3, 2, machine());

@@ -623,7 +623,12 @@ void run_gemm(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>
                 "nax::kernels::gemm: float or double elements");
   using tile = register_tile<T>;
   if (plan.m == 0 || plan.n == 0 || plan.batch == 0) return;
-  const std::size_t m_tiles = (plan.m + tile::mr - 1) / tile::mr;
+  // A matrix-vector product with n = 1 splits m in nr tiles, not mr: gemv() and update_row()
+  // put an element on the vector or the scalar path by its offset from the range's start, so
+  // ranges starting at multiples of the vector width give the same result on any thread count.
+  const std::size_t m_unit =
+      plan.algorithm == gemm_algorithm::gemv && plan.n == 1 ? tile::nr : tile::mr;
+  const std::size_t m_tiles = (plan.m + m_unit - 1) / m_unit;
   const std::size_t n_tiles = (plan.n + tile::nr - 1) / tile::nr;
   auto task = [&](std::size_t t) {
     const std::size_t tb = t / (plan.threads_m * plan.threads_n);
@@ -631,7 +636,7 @@ void run_gemm(const gemm_plan& plan, const A& a, const B& b, const matrix_ref<T>
     const index_range batches = split_range(0, plan.batch, tb, plan.threads_batch);
     const index_range mt = split_range(0, m_tiles, tm, plan.threads_m);
     const index_range nt = split_range(0, n_tiles, tn, plan.threads_n);
-    const std::size_t m0 = mt.begin * tile::mr, m1 = std::min(plan.m, mt.end * tile::mr);
+    const std::size_t m0 = mt.begin * m_unit, m1 = std::min(plan.m, mt.end * m_unit);
     const std::size_t n0 = nt.begin * tile::nr, n1 = std::min(plan.n, nt.end * tile::nr);
     if (m0 >= m1 || n0 >= n1) return;
     for (std::size_t bi = batches.begin; bi < batches.end; ++bi) {
