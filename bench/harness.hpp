@@ -488,6 +488,11 @@ void print_header(const char* title, const std::string& torch_info) {
               static_cast<long>(__cplusplus), _OPENMP);
   std::printf("nax SIMD:   %s (%zu floats per vector)\n", nax::simd::arch::name(),
               nax::simd::width<float>);
+  const nax::cache_sizes& caches = nax::machine_caches();  // they size the blocking
+  std::printf("caches:     L1d %zu KiB (%s), L2 %zu KiB (%s), L3 %zu KiB shared by %zu (%s)\n",
+              caches.l1d >> 10, nax::to_string(caches.l1d_source), caches.l2 >> 10,
+              nax::to_string(caches.l2_source), caches.l3 >> 10, caches.l3_sharing,
+              nax::to_string(caches.l3_source));
 #if NAX_BENCH_HAVE_EIGEN
   std::printf("Eigen:      %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
               EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
