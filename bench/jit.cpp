@@ -158,8 +158,8 @@ struct direct_kernels {
       }
     }
   }
-  void run() const {
-    for (const auto& k : s->kernels) k->run(values.data(), arena.get());
+  void run() const {  // one at a time, in the schedule's order (its memory plan's)
+    for (std::uint32_t k : s->schedule.order) s->kernels[k]->run(values.data(), arena.get());
   }
 };
 

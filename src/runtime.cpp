@@ -38,6 +38,7 @@
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/specialization_cache.hpp>
 #include <nax/runtime/step_factory.hpp>
+#include <nax/runtime/step_schedule.hpp>
 #include <nax/runtime/steps/arg_reduce.hpp>
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/copy.hpp>
@@ -50,3 +51,4 @@
 #include <nax/runtime/steps/layer_norm.hpp>
 #include <nax/runtime/steps/reduce.hpp>
 #include <nax/runtime/steps/softmax.hpp>
+#include <nax/runtime/trace.hpp>

@@ -55,6 +55,7 @@
 #include <nax/runtime/compile.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/executable.hpp>
+#include <nax/runtime/trace.hpp>
 
 // jit: the typed front end of the runtime
 #include <nax/jit/jit.hpp>

@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include "memory_check.hpp"
+#include "random_graph.hpp"
 #include "reference.hpp"
 
 namespace g = nax::graph;
@@ -92,41 +94,8 @@ void check_against_reference(const g::builder& b, std::span<const g::value> outs
   }
 }
 
-// The value whose buffer v is: a reshape between intermediates keeps its operand's.
-std::size_t buffer_owner(const g::program& p, std::size_t v) {
-  for (const g::program_step& st : p.steps)
-    if (st.result == v && st.kind() == g::op_kind::reshape &&
-        p.values[st.args[0]].role == g::value_role::intermediate &&
-        p.values[v].role == g::value_role::intermediate)
-      return buffer_owner(p, st.args[0]);
-  return v;
-}
-
-// Every intermediate of a specialization against every other that is live at the same step (a
-// reshape's result and its operand are one buffer).
 void check_memory(const nax::executable& ex, const nax::bindings& bd) {
-  const auto s = ex.cached(bd);
-  REQUIRE(s);
-  const g::program& p = ex.program();
-  for (std::size_t a = 0; a < p.values.size(); ++a) {
-    if (p.values[a].role != g::value_role::intermediate) continue;
-    const std::size_t abytes = s->shapes[a].num_bytes();
-    CHECK(s->offsets[a] + abytes <= s->arena_bytes);
-    for (std::size_t c = a + 1; c < p.values.size(); ++c) {
-      if (p.values[c].role != g::value_role::intermediate) continue;
-      const bool meet = p.values[a].first_step <= p.values[c].last_step &&
-                        p.values[c].first_step <= p.values[a].last_step;
-      const std::size_t cbytes = s->shapes[c].num_bytes();
-      const bool disjoint =
-          s->offsets[a] + abytes <= s->offsets[c] || s->offsets[c] + cbytes <= s->offsets[a];
-      if (buffer_owner(p, a) == buffer_owner(p, c)) {
-        CHECK(s->offsets[a] == s->offsets[c]);
-        continue;
-      }
-      if (meet && abytes && cbytes) CHECK(disjoint);
-    }
-  }
-  CHECK(s->live_peak_bytes <= s->arena_bytes);
+  memory_check::check(ex, bd);
 }
 
 }  // namespace
@@ -160,127 +129,12 @@ TEST_CASE("an MLP block runs per binding and matches the reference") {
   CHECK(ex.stats().live == 3);
 }
 
-namespace {
-
-// A random graph over named axes batch (dynamic), seq (dynamic, <= 16), h and k (static).
-struct random_graph {
-  g::builder b;
-  std::vector<g::value> params, outs;
-  dtype type;
-
-  random_graph(std::mt19937& rng, dtype t) : type(t) {
-    const dim batch("batch"), seq = dim::bounded("seq", 16);
-    params.push_back(b.parameter("x", shape::make(t, {batch, h})));
-    params.push_back(b.parameter("y", shape::make(t, {h, k})));
-    params.push_back(b.parameter("z", shape::make(t, {batch, seq, h})));
-    params.push_back(b.parameter("v", shape::make(t, {k})));
-    params.push_back(b.parameter("gamma", shape::make(t, {h})));
-    std::vector<g::value> pool = params;
-    auto pick = [&] {
-      return pool[std::uniform_int_distribution<std::size_t>(0, pool.size() - 1)(rng)];
-    };
-    auto chance = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng) == 0; };
-    const int steps = std::uniform_int_distribution<int>(3, 14)(rng);
-    for (int i = 0; i < steps; ++i) {
-      g::value a = pick();
-      const std::size_t r = a.shape().rank();
-      g::value made;
-      try {
-        switch (std::uniform_int_distribution<int>(0, 12)(rng)) {
-          case 0: made = chance(2) ? g::tanh(a) : g::sigmoid(a); break;
-          case 1: made = chance(2) ? g::gelu(a) : g::relu(a) * 0.5 + 0.25; break;
-          case 2: {
-            g::value c = pick();
-            if (a.shape().rank() + c.shape().rank() > 5) continue;
-            made = chance(3) ? a - c : (chance(2) ? a * c : g::max(a, c));
-            break;
-          }
-          case 3:
-            if (r == 0) continue;
-            made = chance(2)
-                       ? g::sum(a, {std::uniform_int_distribution<std::size_t>(0, r - 1)(rng)})
-                       : g::mean(a, {std::uniform_int_distribution<std::size_t>(0, r - 1)(rng)});
-            break;
-          case 4:
-            if (r == 0) continue;
-            made = g::reduce_max(a, {r - 1});
-            break;
-          case 5:
-            if (r == 0) continue;
-            made = g::softmax(a, std::uniform_int_distribution<std::size_t>(0, r - 1)(rng));
-            break;
-          case 6:
-            if (!a.shape().index_of("h")) continue;
-            made = g::layer_norm(a, params[4], params[4], "h", 1e-3);
-            break;
-          case 7: {
-            if (r < 2) continue;
-            std::vector<g::axis_ref> perm;
-            std::vector<std::size_t> order(r);
-            for (std::size_t j = 0; j < r; ++j) order[j] = j;
-            std::shuffle(order.begin(), order.end(), rng);
-            for (std::size_t j : order) perm.push_back(j);
-            made = b.transpose(a, perm);
-            break;
-          }
-          case 8: {
-            // Contract one shared axis, match the other shared ones as batch axes.
-            g::value c = pick();
-            std::vector<g::axis_pair> con, bat;
-            for (const dim& d : a.shape().dims())
-              if (c.shape().index_of(d.name().view()))
-                (con.empty() ? con : bat).push_back({d.name().view(), d.name().view()});
-            if (con.empty() || a.id() == c.id()) continue;
-            made = b.dot_general(a, c, con, bat);
-            break;
-          }
-          case 9:  // split h into 2 x 3 or merge it back
-            if (a.shape().index_of("h")) {
-              std::vector<dim> d;
-              for (const dim& x : a.shape().dims())
-                if (x.name().view() == "h") {
-                  d.push_back(dim::named("h2", 2));
-                  d.push_back(dim::named("h3", 3));
-                } else {
-                  d.push_back(x);
-                }
-              made = b.reshape(a, shape(t, std::span<const dim>(d)));
-            } else {
-              continue;
-            }
-            break;
-          case 10: made = chance(2) ? g::slice(a, "h", 1, 6, 2) : g::slice(a, "seq", 0, 1); break;
-          case 11: {
-            std::vector<dim> d(a.shape().dims().begin(), a.shape().dims().end());
-            d.insert(d.begin(), k);
-            made = g::broadcast(a, shape(t, std::span<const dim>(d)));
-            break;
-          }
-          case 12: made = g::concat({a, g::neg(a)}, "k"); break;
-        }
-      } catch (const nax::shape_error&) {
-        continue;  // an op these operands do not allow
-      }
-      if (made.shape().rank() > 4) continue;
-      pool.push_back(made);
-    }
-    outs.push_back(pool.back());
-    if (pool.size() > params.size() + 2 && chance(2)) outs.push_back(pool[pool.size() - 2]);
-  }
-
-  std::vector<dyn_tensor> inputs(std::mt19937& rng, std::size_t batch, std::size_t seq) const {
-    return reference::random_inputs(params, {{"batch", batch}, {"seq", seq}}, rng);
-  }
-};
-
-}  // namespace
-
 TEST_CASE("random graphs match the reference for many bindings") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 120; ++trial) {
     CAPTURE(trial);
     const dtype t = trial % 3 == 0 ? dtype::f64 : dtype::f32;
-    random_graph rg(rng, t);
+    random_graph::graph rg(rng, t);
     auto ex = g::compile(rg.b, rg.outs, {.max_specializations = 3});
     for (const auto& bs : {std::pair{1u, 3u}, {5u, 16u}, {2u, 1u}, {9u, 7u}, {5u, 16u}}) {
       const std::size_t batch = bs.first, seq = bs.second;  // not bindings: CAPTURE takes them
@@ -537,7 +391,7 @@ TEST_CASE("a reshape between intermediates shares its operand's buffer and moves
   const g::program& p = ex.program();
   std::size_t shared = 0;
   for (std::size_t v = 0; v < p.values.size(); ++v)
-    if (buffer_owner(p, v) != v) ++shared;
+    if (memory_check::buffer_owner(p, v) != v) ++shared;
   CHECK(shared == 3);  // the split, the rename and the merge
   const float* o = out[0].data<float>();
   for (std::size_t i = 0; i < 24; ++i) {

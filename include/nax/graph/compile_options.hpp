@@ -1,5 +1,6 @@
 #pragma once
-// The options of nax::graph::compile: the cache's size, and the passes level 1 runs.
+// The options of nax::graph::compile: the cache's size, the passes level 1 runs, and what level
+// 2 may run side by side.
 
 #include <cstddef>
 
@@ -17,6 +18,14 @@ struct fusion_options {
   bool offered_kernels = true;  // a group left as nax::jit traced it -> its compiled loop
 };
 
+/// Whether level 2 runs independent steps side by side (runtime/step_schedule.hpp).
+enum class step_parallelism {
+  off,        // one step at a time, in program order
+  automatic,  // where the scheduler's cost model finds it faster
+  always,     // every group of ready independent steps, up to the thread count (for tests, and
+              // for graphs whose steps the model misjudges)
+};
+
 struct compile_options {
   /// Specializations kept per executable; the least recently used is dropped beyond this.
   std::size_t max_specializations = 64;
@@ -26,6 +35,8 @@ struct compile_options {
   /// The passes level 1 runs, in order; empty: the list `fusion` and `fuse` choose
   /// (graph/pass_list.hpp's make_pass_list).
   pass_list passes = {};
+  /// Which independent steps level 2 runs side by side.
+  step_parallelism parallel_steps = step_parallelism::automatic;
 };
 
 }  // namespace nax::graph

@@ -11,7 +11,7 @@
 
 #include <nax/core/linkage.hpp>
 #include <nax/exec/cache_info.hpp>
-#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/planning_threads.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
@@ -94,7 +94,7 @@ inline constexpr double gemv_bytes_per_task = 512.0 * 1024;
 /// Plans C = A B for T elements on `threads` threads and the given caches.
 template <class T>
 gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t batch = 1,
-                    std::size_t threads = static_cast<std::size_t>(num_threads()),
+                    std::size_t threads = nax::detail::planning_threads(),
                     const cache_sizes& caches = machine_caches()) {
   using tile = register_tile<T>;
   gemm_plan p;

@@ -24,6 +24,7 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/core/strided_layout.hpp>
+#include <nax/exec/planning_threads.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/copy.hpp>
@@ -303,7 +304,7 @@ inline reduce_plan plan_reduce(nax::dtype type, ops::reduce_kind kind,
     nest.stride[0][nest.rank] = axes.stride(0, g);
     ++nest.rank;
   }
-  const std::size_t threads = static_cast<std::size_t>(num_threads());
+  const std::size_t threads = nax::detail::planning_threads();
   if (is_reduced(last)) {
     p.path = reduce_path::rows;
     p.items = p.out_size;

@@ -18,6 +18,7 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/reduce.hpp>
+#include <nax/exec/planning_threads.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
@@ -253,7 +254,7 @@ inline rows_plan plan_rows(nax::dtype type, std::span<const std::size_t> extents
   // as wide as the stack state allows: long contiguous pieces of each row are what strided
   // sweeps need (64 columns ran 3x slower than 1024 here), split only to feed every thread.
   p.cached = p.n * eb <= nax::detail::cached_row_bytes;
-  const std::size_t threads = static_cast<std::size_t>(num_threads());
+  const std::size_t threads = nax::detail::planning_threads();
   const std::size_t splits = p.outer >= threads ? 1 : (threads + p.outer - 1) / p.outer;
   std::size_t chunk = std::min(detail::max_chunk_bytes / eb, (p.inner + splits - 1) / splits);
   chunk = std::max(w, chunk / w * w);

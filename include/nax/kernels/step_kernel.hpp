@@ -13,6 +13,9 @@ class step_kernel {
   /// values[v] is the address of value v in this run; arena is the run's scratch memory (for
   /// the step's own temporaries, at offsets its specialization planned).
   virtual void run(void* const* values, std::byte* arena) const = 0;
+  /// How many threads the step uses when it runs alone (its plan's split), or 0 if its
+  /// parallel loops decide when they run (level 2's scheduler then estimates it from the size).
+  virtual std::size_t tasks() const noexcept { return 0; }
 };
 
 }  // namespace nax::kernels

@@ -1,6 +1,7 @@
 #pragma once
 // The key of a specialization: the extents of a program's dynamic axes, in the program's order
-// (graph::program::dynamic_axes) — the complete binding, never a lossy hash of it.
+// (graph::program::dynamic_axes) — the complete binding, never a lossy hash of it — followed by
+// the thread count of the runs it serves (a specialization's plans split work for one count).
 
 #include <cstddef>
 #include <cstdint>
@@ -31,22 +32,27 @@ struct extents_key_equal {
   }
 };
 
-/// b as the key over `axes`; false if b does not bind every one of them.
-inline bool key_of(std::span<const axis_name> axes, const nax::bindings& b, extents_key& key) {
-  key.resize(axes.size());
+/// b and `threads` as the key over `axes`; false if b does not bind every one of them.
+inline bool key_of(std::span<const axis_name> axes, const nax::bindings& b, std::size_t threads,
+                   extents_key& key) {
+  key.resize(axes.size() + 1);
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const std::optional<std::size_t> v = b.find(axes[i]);
     if (!v) return false;
     key[i] = *v;
   }
+  key[axes.size()] = threads;
   return true;
 }
 
 /// The binding a key over `axes` stands for.
 inline nax::bindings bindings_of(std::span<const axis_name> axes, const extents_key& key) {
   nax::bindings b;
-  for (std::size_t i = 0; i < key.size(); ++i) b.bind(axes[i], key[i]);
+  for (std::size_t i = 0; i < axes.size(); ++i) b.bind(axes[i], key[i]);
   return b;
 }
+
+/// The thread count a key is for.
+inline std::size_t threads_of(const extents_key& key) { return key[key.size() - 1]; }
 
 }  // namespace nax::runtime

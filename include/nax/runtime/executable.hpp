@@ -2,8 +2,11 @@
 // nax::executable: a compiled graph and its specializations. run() reads the axis binding off
 // the inputs (runtime/input_signature.hpp), finds the specialization for it (the thread's last
 // one, runtime/run_slot.hpp, or the LRU cache, runtime/specialization_cache.hpp, which builds it
-// on a miss), takes an arena and runs the steps. A graph without dynamic axes has one
-// specialization, built when it is compiled, and skips binding extraction and the cache.
+// on a miss), takes an arena and runs the steps, group by group (runtime/step_schedule.hpp). A
+// specialization is for the binding and the thread count current when the run starts, so a run
+// always splits its work for the threads it has. A graph without dynamic axes has one
+// specialization built when it is compiled (for the thread count of then), and skips binding
+// extraction and the cache while the thread count stays that.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +55,8 @@ class executable {
   NAX_RUNTIME_INLINE void run(std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs,
                               output_maker make, void* context);
 
-  /// Builds the specializations for `bindings` now, so that the first runs with them are hits.
+  /// Builds the specializations for `bindings` now (for the current thread count), so that the
+  /// first runs with them are hits.
   NAX_RUNTIME_INLINE void pre_specialize(std::span<const nax::bindings> bindings);
   void pre_specialize(std::initializer_list<nax::bindings> bindings) {
     pre_specialize(std::span<const nax::bindings>(bindings.begin(), bindings.size()));
@@ -60,7 +64,8 @@ class executable {
 
   NAX_RUNTIME_INLINE specialization_stats stats() const;
 
-  /// The specialization for `b` if it is cached (for inspection: shapes, arena size).
+  /// The specialization for `b` and the current thread count if it is cached (for inspection:
+  /// shapes, arena size, schedule).
   NAX_RUNTIME_INLINE std::shared_ptr<const runtime::specialization> cached(
       const nax::bindings& b) const;
 
@@ -87,11 +92,13 @@ class executable {
 
 #include <nax/core/extract_bindings.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/run_slot.hpp>
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/specialization_cache.hpp>
+#include <nax/runtime/trace.hpp>
 
 namespace nax {
 
@@ -101,7 +108,7 @@ struct executable::state {
         options(o),
         id(next_id()),
         signature(program),
-        cache(program, o.max_specializations) {}
+        cache(program, o.max_specializations, runtime::specialize_options{0, o.parallel_steps}) {}
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -131,7 +138,8 @@ NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_optio
   state_ = std::make_unique<state>(std::move(p), options);
   if (state_->program.dynamic_axes.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    state_->fixed = runtime::specialize(state_->program, nax::bindings{});
+    state_->fixed =
+        runtime::specialize(state_->program, nax::bindings{}, {0, state_->options.parallel_steps});
     state_->fixed_entry = std::make_shared<runtime::cache_entry>();
     state_->fixed_entry->spec = state_->fixed;
     state_->fixed_stats.last_specialization_time = std::chrono::steady_clock::now() - start;
@@ -196,24 +204,35 @@ NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings
         detail::throw_shape_error("nax::executable::pre_specialize: ", b.to_string(),
                                   " binds axis '", e.name.view(),
                                   "', which no input of the graph has");
-    if (!state_->fixed) {
+    const auto threads = static_cast<std::size_t>(num_threads());
+    if (!state_->fixed || state_->fixed->threads != threads) {
       runtime::extents_key key;
-      (void)runtime::key_of(axes, b, key);
+      (void)runtime::key_of(axes, b, threads, key);
       (void)state_->cache.lookup(key, &b);
     }
   }
 }
 
 NAX_RUNTIME_INLINE specialization_stats executable::stats() const {
-  if (state_->fixed) return state_->fixed_stats;
-  return state_->cache.stats();
+  specialization_stats s = state_->cache.stats();
+  if (state_->fixed) {  // the fixed one, and those for other thread counts
+    const specialization_stats& f = state_->fixed_stats;
+    s.hits += f.hits;
+    s.misses += f.misses;
+    s.total += f.total;
+    s.live += f.live;
+    if (s.last_specialization_time == decltype(s.last_specialization_time){})
+      s.last_specialization_time = f.last_specialization_time;
+  }
+  return s;
 }
 
 NAX_RUNTIME_INLINE std::shared_ptr<const runtime::specialization> executable::cached(
     const nax::bindings& b) const {
-  if (state_->fixed) return state_->fixed;
+  const auto threads = static_cast<std::size_t>(num_threads());
+  if (state_->fixed && state_->fixed->threads == threads) return state_->fixed;
   runtime::extents_key key;
-  if (!runtime::key_of(state_->program.dynamic_axes, b, key)) return nullptr;
+  if (!runtime::key_of(state_->program.dynamic_axes, b, threads, key)) return nullptr;
   const std::shared_ptr<runtime::cache_entry> e = state_->cache.find(key);
   return e ? e->spec : nullptr;
 }
@@ -236,6 +255,7 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
                               p.num_inputs(), " (", names, ")");
   }
   runtime::run_slot& slot = runtime::run_slot::of(state_->id);
+  const auto threads = static_cast<std::size_t>(num_threads());
   if (state_->fixed) {
     for (std::size_t k = 0; k < inputs.size(); ++k)
       if (!(inputs[k].shape() == state_->fixed->shapes[k])) {
@@ -247,14 +267,20 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
                                   "': ", detail::concrete_string(inputs[k].shape()), " is not ",
                                   p.values[k].shape.to_string());
       }
-    if (slot.busy) return {state_->fixed.get(), nullptr, nullptr};
-    if (slot.owner != state_->id) slot.set(state_->id, state_->fixed_entry);
-    return {state_->fixed.get(), nullptr, &slot};
+    if (state_->fixed->threads == threads) {
+      if (slot.busy) return {state_->fixed.get(), nullptr, nullptr};
+      if (slot.owner != state_->id || slot.entry != state_->fixed_entry)
+        slot.set(state_->id, state_->fixed_entry);
+      return {state_->fixed.get(), nullptr, &slot};
+    }
   }
+  // The key: the dynamic axes' extents, then the thread count.
   runtime::extents_key key;
-  key.resize(p.dynamic_axes.size());
+  const std::size_t axes = p.dynamic_axes.size();
+  key.resize(axes + 1);
   if (!state_->signature.read_extents(inputs, key.data()))
-    state_->signature.extract(p, inputs, key);
+    state_->signature.extract(p, inputs, threads, key);
+  key[axes] = threads;
 
   if (slot.busy) {
     std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr);
@@ -285,7 +311,30 @@ NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const d
       values[p.outputs[k]] = outputs[k].data();
   }
   std::byte* arena = a->memory.get();
-  for (const auto& kernel : s.kernels) kernel->run(values, arena);
+  const detail::trace_use traced;
+  nax::trace* const tr = traced.get();
+  const std::uint64_t run_id = tr ? tr->begin_run() : 0;
+  auto run_step = [&](std::uint32_t k, std::size_t g) {
+    if (tr == nullptr) [[likely]] {
+      s.kernels[k]->run(values, arena);
+      return;
+    }
+    const double start = tr->now_us();
+    s.kernels[k]->run(values, arena);
+    tr->record(graph::name(p.steps[k].kind()), k, static_cast<std::uint32_t>(g), run_id, start,
+               tr->now_us());
+  };
+  const runtime::step_schedule& plan = s.schedule;
+  for (std::size_t g = 0; g < plan.groups(); ++g) {
+    const std::span<const std::uint32_t> group = plan.group(g);
+    if (group.size() == 1) {
+      run_step(group[0], g);
+      continue;
+    }
+    // Side by side, one step per lane; each step's own loops run inline on its lane.
+    auto body = [&](std::size_t c) { run_step(group[c], g); };
+    detail::global_pool().run(static_cast<std::size_t>(num_threads()), group.size(), body);
+  }
   // Results that are inputs, constants or repeats of another result.
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const graph::program_value& v = p.values[p.outputs[k]];

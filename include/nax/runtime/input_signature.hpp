@@ -27,10 +27,11 @@ class input_signature {
   NAX_RUNTIME_INLINE bool read_extents(std::span<const dyn_tensor> inputs,
                                        std::size_t* ext) const noexcept;
 
-  /// The key of `inputs` with the full binding extraction: what read_extents refused throws
-  /// here, with the message naming the input and the axis (core/extract_bindings.hpp).
+  /// The key of `inputs` (for runs on `threads` threads) with the full binding extraction: what
+  /// read_extents refused throws here, with the message naming the input and the axis
+  /// (core/extract_bindings.hpp).
   NAX_RUNTIME_INLINE void extract(const graph::program& p, std::span<const dyn_tensor> inputs,
-                                  extents_key& key) const;
+                                  std::size_t threads, extents_key& key) const;
 
  private:
   static constexpr std::uint32_t no_slot = ~std::uint32_t{0};
@@ -114,13 +115,13 @@ NAX_RUNTIME_INLINE bool input_signature::read_extents(std::span<const dyn_tensor
 
 NAX_RUNTIME_INLINE void input_signature::extract(const graph::program& p,
                                                  std::span<const dyn_tensor> inputs,
-                                                 extents_key& key) const {
+                                                 std::size_t threads, extents_key& key) const {
   std::vector<binding_source> src;
   for (std::size_t k = 0; k < inputs.size(); ++k)
     src.push_back({p.input_names[k], p.values[k].shape, inputs[k].shape()});
   nax::bindings b;
   extract_bindings(src, b);
-  if (!key_of(p.dynamic_axes, b, key))
+  if (!key_of(p.dynamic_axes, b, threads, key))
     nax::detail::throw_shape_error("nax::executable::run: the inputs bind ", b.to_string(),
                                    ", not every dynamic axis of the graph");
 }

@@ -1,9 +1,11 @@
 #pragma once
 // Level 2 of the two-level JIT: a program specialized for one axis binding. Every
 // value gets its concrete shape, every step its kernel with the shape-dependent choices made
-// (GEMM plan, loop geometry, thread split), and every intermediate an offset in one arena from
-// an exact memory plan over the steps' lifetimes. Built once per binding, in microseconds; a
-// run then only fills in the caller's addresses and walks the steps.
+// (GEMM plan, loop geometry, thread split), the steps grouped where independent ones run side by
+// side (runtime/step_schedule.hpp), and every intermediate an offset in one arena from an exact
+// memory plan over the steps' lifetimes in that schedule. Made for one thread count: the thread
+// split of every plan is that count's. Built once per binding, in microseconds; a run then only
+// fills in the caller's addresses and walks the steps.
 
 #include <algorithm>
 #include <chrono>
@@ -20,17 +22,21 @@
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
+#include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/arena_pool.hpp>
 #include <nax/runtime/step_factory.hpp>
+#include <nax/runtime/step_schedule.hpp>
 
 namespace nax::runtime {
 
 /// A program specialized for one binding (see the file comment).
 struct specialization {
   nax::bindings binding;
-  std::vector<nax::shape> shapes;                              // concrete, per value
-  std::vector<graph::value_role> roles;                        // per value
+  std::size_t threads = 1;               // the thread count its plans are for
+  step_schedule schedule;                // the order steps run in, and which run side by side
+  std::vector<nax::shape> shapes;        // concrete, per value
+  std::vector<graph::value_role> roles;  // per value
   std::vector<std::unique_ptr<kernels::step_kernel>> kernels;  // per step
   std::vector<std::size_t> offsets;      // per value: an intermediate's offset in the arena
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
@@ -40,11 +46,18 @@ struct specialization {
   std::unique_ptr<arena_pool> pool;
 };
 
+/// What a specialization is made for besides the binding.
+struct specialize_options {
+  std::size_t threads = 0;  // 0: nax::num_threads()
+  graph::step_parallelism parallel_steps = graph::step_parallelism::automatic;
+};
+
 /// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
 /// an extent breaks a bound, or if the binding makes two operands of a step disagree (an axis
 /// that the graph unified with a static extent, bound to another).
 NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
-                                                              const nax::bindings& b);
+                                                              const nax::bindings& b,
+                                                              specialize_options o = {});
 
 }  // namespace nax::runtime
 
@@ -52,6 +65,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 #include <algorithm>
 #include <numeric>
 
+#include <nax/exec/planning_threads.hpp>
 #include <nax/runtime/memory_plan.hpp>
 
 namespace nax::runtime {
@@ -86,9 +100,12 @@ struct no_step final : kernels::step_kernel {
 }  // namespace detail
 
 NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
-                                                              const nax::bindings& b) {
+                                                              const nax::bindings& b,
+                                                              specialize_options o) {
   auto s = std::make_unique<specialization>();
   s->binding = b;
+  s->threads = o.threads ? o.threads : static_cast<std::size_t>(num_threads());
+  const nax::detail::planning_threads_scope planning(s->threads);
   // A renamed dynamic axis takes its source's value (a binding that gives it another throws,
   // naming the axis and both values).
   for (const graph::axis_alias& a : p.axis_aliases)
@@ -130,26 +147,49 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     aliasing_step[k] = 1;
   }
 
-  // Intermediates first, then the steps' scratch, in one memory plan.
-  std::vector<buffer_request> requests;
-  requests.reserve(n);
-  std::vector<std::size_t> request_of(n, none);
-  for (std::size_t v = 0; v < n; ++v) {
-    const graph::program_value& pv = p.values[v];
-    if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
-    request_of[v] = requests.size();
-    requests.push_back({s->shapes[v].num_bytes(), pv.first_step, pv.last_step});
-  }
-  for (std::size_t v = 0; v < n; ++v) {
-    if (alias_of[v] == v) continue;
-    buffer_request& r = requests[request_of[v] = request_of[alias_of[v]]];
-    r.last_step = std::max<std::size_t>(r.last_step, p.values[v].last_step);
-  }
   std::vector<scratch_request> scratch;
   s->kernels = make_step_kernels(p, s->shapes, scratch);
   for (std::size_t k = 0; k < p.steps.size(); ++k)
     if (aliasing_step[k]) s->kernels[k] = std::make_unique<detail::no_step>();
-  for (const scratch_request& r : scratch) requests.push_back({r.bytes, r.step, r.step});
+  s->schedule = o.parallel_steps == graph::step_parallelism::off
+                    ? sequential_schedule(p)
+                    : schedule_steps(p, s->shapes, s->kernels, s->threads,
+                                     o.parallel_steps == graph::step_parallelism::always);
+
+  // Intermediates first, then the steps' scratch, in one memory plan over the schedule's
+  // groups: a value lives from its producer's group to its last reader's.
+  const std::vector<std::uint32_t>& group_of = s->schedule.group_of;
+  std::vector<buffer_request> requests;
+  requests.reserve(n);
+  std::vector<std::size_t> request_of(n, none);
+  std::vector<std::size_t> first(n, none), last(n, 0);
+  auto touch = [&](std::size_t v, std::size_t g) {
+    first[v] = std::min(first[v], g);
+    last[v] = std::max(last[v], g);
+  };
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const graph::program_step& st = p.steps[k];
+    touch(st.result, group_of[k]);
+    for (graph::value_index e : st.extra_results) touch(e, group_of[k]);
+    for (graph::value_index a : st.args) touch(a, group_of[k]);
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    const graph::program_value& pv = p.values[v];
+    if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
+    request_of[v] = requests.size();
+    // (A value no step touches keeps its program lifetime: groups are steps when nothing runs
+    // side by side.)
+    if (first[v] == none) first[v] = last[v] = group_of.empty() ? 0 : group_of[pv.first_step];
+    requests.push_back({s->shapes[v].num_bytes(), first[v], last[v]});
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    if (alias_of[v] == v || first[v] == none) continue;
+    buffer_request& r = requests[request_of[v] = request_of[alias_of[v]]];
+    r.first_step = std::min(r.first_step, first[v]);
+    r.last_step = std::max(r.last_step, last[v]);
+  }
+  for (const scratch_request& r : scratch)
+    requests.push_back({r.bytes, group_of[r.step], group_of[r.step]});
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)

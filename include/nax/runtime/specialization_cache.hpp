@@ -32,8 +32,10 @@ struct cache_entry {
 
 class specialization_cache {
  public:
-  /// A cache of at most `capacity` (>= 1) specializations of p (which must outlive it).
-  NAX_RUNTIME_INLINE specialization_cache(const graph::program& p, std::size_t capacity);
+  /// A cache of at most `capacity` (>= 1) specializations of p (which must outlive it), made
+  /// with `options` (and the thread count of each key).
+  NAX_RUNTIME_INLINE specialization_cache(const graph::program& p, std::size_t capacity,
+                                          specialize_options options = {});
 
   /// The entry for `key` (b: the same as bindings, if the caller has them), specialized on a
   /// miss (then the least recently used entries beyond the capacity are evicted).
@@ -58,6 +60,7 @@ class specialization_cache {
 
   const graph::program& program_;
   std::size_t capacity_;
+  specialize_options options_;
   mutable std::mutex mutex_;
   std::unordered_map<extents_key, std::shared_ptr<cache_entry>, extents_key_hash, extents_key_equal>
       index_;
@@ -74,8 +77,9 @@ class specialization_cache {
 namespace nax::runtime {
 
 NAX_RUNTIME_INLINE specialization_cache::specialization_cache(const graph::program& p,
-                                                              std::size_t capacity)
-    : program_(p), capacity_(capacity) {}
+                                                              std::size_t capacity,
+                                                              specialize_options options)
+    : program_(p), capacity_(capacity), options_(options) {}
 
 NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
     const extents_key& key, const nax::bindings* b) {
@@ -96,7 +100,9 @@ NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
   const auto start = std::chrono::steady_clock::now();
   auto e = std::make_shared<cache_entry>();
   e->key = key;
-  e->spec = specialize(program_, *b);
+  specialize_options o = options_;
+  o.threads = threads_of(key);
+  e->spec = specialize(program_, *b, o);
   const auto took = std::chrono::steady_clock::now() - start;
   std::lock_guard lock(mutex_);
   ++stats_.misses;

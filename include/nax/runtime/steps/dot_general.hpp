@@ -131,6 +131,8 @@ class dot_step final : public kernels::step_kernel {
     }
   }
 
+  std::size_t tasks() const noexcept override { return plan.tasks(); }
+
   kernels::gemm_plan plan;
   gemm_operand ga, gb;
   std::ptrdiff_t c_rs = 0, c_bs = 0;

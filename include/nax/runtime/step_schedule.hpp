@@ -1,0 +1,214 @@
+#pragma once
+// Level 2's choice of what runs at the same time. Steps run in groups, one group after another;
+// the steps of a group are independent of each other and run side by side on the pool, one
+// thread each (a step's own parallel loops then run on that thread: nested regions run inline,
+// exec/thread_pool.hpp). A group is made where it is faster than running its steps one after
+// another, each on all the threads it can use: independent branches (the q, k and v projections
+// of attention) that are each too small to fill every core, or that are equal in size. The model
+// is deliberately simple: one thread's time of each step from its flops and bytes, how many
+// threads the step would use alone, and the cost of a parallel region.
+//
+// Running a step on one thread instead of several changes no result: every kernel's results are
+// the same for every thread count (the chunks of reductions are cut by size, GEMM splits no dot
+// product). So a grouped run gives the same bits as the sequential one.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nax/core/linkage.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
+#include <nax/kernels/step_kernel.hpp>
+
+namespace nax::runtime {
+
+/// The order and grouping of a specialization's steps.
+struct step_schedule {
+  std::vector<std::uint32_t> order;        // step indices, in the order they run
+  std::vector<std::uint32_t> group_begin;  // group g is order[group_begin[g], group_begin[g + 1])
+  std::vector<std::uint32_t> group_of;     // per step: its group
+  std::vector<double> cost_ns;             // per step: the model's one-thread time
+
+  std::size_t groups() const noexcept { return group_begin.empty() ? 0 : group_begin.size() - 1; }
+  std::span<const std::uint32_t> group(std::size_t g) const noexcept {
+    return {order.data() + group_begin[g], order.data() + group_begin[g + 1]};
+  }
+  /// Groups of more than one step.
+  std::size_t concurrent_groups() const noexcept;
+  /// "0 | 1 2 3 | 4 | ...": the steps in run order, groups separated by bars.
+  std::string to_string() const;
+};
+
+/// Steps one at a time in program order (one thread, or DAG parallelism turned off).
+NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p);
+
+/// The schedule of p's steps for `threads` threads, given the concrete shapes and the steps'
+/// kernels (which say how many threads each would use alone). `always`: group every set of ready
+/// independent steps, up to `threads` of them, whatever the cost model says.
+NAX_RUNTIME_INLINE step_schedule
+schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
+               std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
+               bool always = false);
+
+}  // namespace nax::runtime
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <algorithm>
+
+#include <nax/exec/thread_pool.hpp>
+#include <nax/exec/tuning.hpp>
+
+namespace nax::runtime {
+namespace detail {
+
+// The model's machine, per thread. Conservative: only the balance between steps matters, and a
+// step of 20 us against one of 2 us is grouped or not the same way on every x86 core seen here.
+inline constexpr double flops_per_ns = 32;  // FMA at 256 bits, one core
+inline constexpr double bytes_per_ns = 8;   // one core streaming from memory
+inline constexpr double region_ns = 2000;   // waking a worker and waiting for it
+inline constexpr double split_efficiency = 0.9;
+
+inline double step_cost_ns(const graph::program_step& s, std::span<const nax::shape> shapes) {
+  double bytes = static_cast<double>(shapes[s.result].num_bytes());
+  for (graph::value_index a : s.args) bytes += static_cast<double>(shapes[a].num_bytes());
+  for (graph::value_index e : s.extra_results) bytes += static_cast<double>(shapes[e].num_bytes());
+  double flops = 0;
+  if (s.kind() == graph::op_kind::dot_general || s.kind() == graph::op_kind::fused_dense) {
+    const auto* fused = s.op.get_if<graph::fused_dense_op>();
+    const graph::dot_general_op& dg = fused ? fused->dot : s.as<graph::dot_general_op>();
+    double k = 1;
+    for (const graph::axis_pair_index& c : dg.contract)
+      k *= static_cast<double>(shapes[s.args[0]][c.lhs].extent());
+    flops = 2 * k * static_cast<double>(shapes[s.result].num_elements());
+  }
+  return std::max(flops / flops_per_ns, bytes / bytes_per_ns);
+}
+
+// How many threads step s would use alone on `threads`: its kernel's word, else what a parallel
+// loop over its result would use.
+inline std::size_t step_width(const kernels::step_kernel& k, const nax::shape& result,
+                              std::size_t threads) {
+  if (const std::size_t t = k.tasks()) return std::min(t, threads);
+  return nax::detail::chunk_count(result.num_elements(), nax::detail::parallel_grain_elements,
+                                  threads);
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::size_t step_schedule::concurrent_groups() const noexcept {
+  std::size_t n = 0;
+  for (std::size_t g = 0; g < groups(); ++g) n += group_begin[g + 1] - group_begin[g] > 1;
+  return n;
+}
+
+NAX_RUNTIME_INLINE std::string step_schedule::to_string() const {
+  std::string out;
+  for (std::size_t g = 0; g < groups(); ++g) {
+    if (g) out += " | ";
+    bool first = true;
+    for (std::uint32_t s : group(g)) {
+      if (!first) out += ' ';
+      first = false;
+      out += std::to_string(s);
+    }
+  }
+  return out;
+}
+
+NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p) {
+  step_schedule s;
+  const auto n = static_cast<std::uint32_t>(p.steps.size());
+  s.order.resize(n);
+  s.group_of.resize(n);
+  s.group_begin.resize(n + 1);
+  for (std::uint32_t i = 0; i <= n; ++i) {
+    s.group_begin[i] = i;
+    if (i < n) s.order[i] = s.group_of[i] = i;
+  }
+  return s;
+}
+
+NAX_RUNTIME_INLINE step_schedule
+schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
+               std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
+               bool always) {
+  step_schedule s = sequential_schedule(p);
+  const std::size_t n = p.steps.size();
+  s.cost_ns.resize(n);
+  for (std::size_t i = 0; i < n; ++i) s.cost_ns[i] = detail::step_cost_ns(p.steps[i], shapes);
+  if (threads < 2 || n < 2) return s;
+
+  // The steps each step waits for: the producers of its operands.
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<std::uint32_t> producer(p.values.size(), none);
+  for (std::size_t i = 0; i < n; ++i) {
+    producer[p.steps[i].result] = static_cast<std::uint32_t>(i);
+    for (graph::value_index e : p.steps[i].extra_results)
+      producer[e] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<std::vector<std::uint32_t>> consumers(n);
+  std::vector<std::uint32_t> waiting(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (graph::value_index a : p.steps[i].args)
+      if (const std::uint32_t q = producer[a]; q != none) {
+        consumers[q].push_back(static_cast<std::uint32_t>(i));
+        ++waiting[i];
+      }
+
+  // The time of a group: side by side, one thread each, against one after another, each on
+  // the threads it would use.
+  std::vector<double> alone(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t w = detail::step_width(*kernels[i], shapes[p.steps[i].result], threads);
+    alone[i] = w > 1 ? s.cost_ns[i] / (static_cast<double>(w) * detail::split_efficiency) +
+                           detail::region_ns
+                     : s.cost_ns[i];
+  }
+  auto gain = [&](std::span<const std::uint32_t> g) {
+    double sequential = 0, longest = 0;
+    for (std::uint32_t i : g) {
+      sequential += alone[i];
+      longest = std::max(longest, s.cost_ns[i]);
+    }
+    return sequential - (longest + detail::region_ns);
+  };
+
+  // List scheduling: the earliest ready step, joined by the later ready steps that make the
+  // group faster. With no group worth making this is program order.
+  std::vector<std::uint32_t> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (waiting[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
+  s.order.clear();
+  s.group_begin.assign(1, 0);
+  std::vector<std::uint32_t> group;
+  while (!ready.empty()) {
+    std::sort(ready.begin(), ready.end());
+    group.assign(1, ready.front());
+    double best = 0;
+    for (std::size_t r = 1; r < ready.size() && group.size() < threads; ++r) {
+      group.push_back(ready[r]);
+      const double g = gain(group);
+      if (always || g > best)
+        best = g;
+      else
+        group.pop_back();
+    }
+    for (std::uint32_t i : group) {
+      ready.erase(std::find(ready.begin(), ready.end(), i));
+      s.group_of[i] = static_cast<std::uint32_t>(s.group_begin.size() - 1);
+      s.order.push_back(i);
+    }
+    s.group_begin.push_back(static_cast<std::uint32_t>(s.order.size()));
+    for (std::uint32_t i : group)
+      for (std::uint32_t c : consumers[i])
+        if (--waiting[c] == 0) ready.push_back(c);
+  }
+  return s;
+}
+
+}  // namespace nax::runtime
+#endif  // NAX_RUNTIME_DEFINITIONS
