@@ -79,6 +79,10 @@ def op_function(name):
         shape = (x.shape[-1],)
         return lambda: F.layer_norm(
             F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2) + x, shape, gamma, beta, eps)
+    if name == "proj3":
+        # x: [batch, 768] times three [768, 768] weights, summed (q, k and v of attention).
+        wq, wk, wv = tensors["wq"], tensors["wk"], tensors["wv"]
+        return lambda: x @ wq + x @ wk + x @ wv
     if name == "encoder":
         F = torch.nn.functional
         t = tensors

@@ -1,0 +1,434 @@
+// Level 2's scheduling of an executable's steps, on 1 and 2 threads:
+//
+//   threads  the MLP block (bench/mlp_block.hpp) first run on 1 thread, then on 2: its
+//            specialization follows the thread count of the run (before issue 16 it kept the
+//            count it was made with), against one made on 2 threads from the start
+//   mlp      the MLP block at batch 1, 64, 256, 4096: steps one at a time vs level 2's schedule
+//            (a chain: nothing runs side by side, which this shows costs nothing), nax::jit,
+//            OpenBLAS + OpenMP loops and PyTorch eager; the arena of each nax variant
+//   proj     three independent projections x[batch, 768] . w[768, 768], summed (q, k and v of
+//            attention), batch 1 and 8: one step at a time vs side by side, against OpenBLAS
+//            and PyTorch
+//
+//   trace    (only with --trace PATH) 20 runs of the projections at batch 8 on 2 threads
+//            recorded by nax::trace, written to PATH as Chrome trace JSON (docs/runtime.md's
+//            picture: scripts/trace_svg.py PATH out.svg --run 19)
+//
+//   bench_pipeline [--reps N] [--threads 1,2] [--ops threads,mlp,proj] [--n batch] [--trace PATH]
+//
+//   --n: the MLP at that batch only
+#include "harness.hpp"  // first: nax, then the peers (see there)
+
+#include <cerrno>
+#include <memory>
+#include <string>
+
+#include <nax/graph/ops.hpp>
+#include <nax/jit/jit.hpp>
+#include <nax/runtime/compile.hpp>
+#include <nax/runtime/specialization.hpp>
+#include <nax/runtime/trace.hpp>
+
+#if NAX_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_corename();
+#endif
+
+#include "mlp_block.hpp"
+
+namespace {
+
+namespace g = nax::graph;
+using nax::dim;
+using nax::dtype;
+using nax::dyn_tensor;
+
+bool wanted(const options& o, const char* section) {
+  return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), section) != o.ops.end();
+}
+
+template <class F>
+variant local(std::string name, kind role, int threads, F body,
+              std::function<std::string()> verify) {
+  variant v;
+  v.name = std::move(name);
+  v.threads = std::to_string(threads);
+  v.role = role;
+  v.time_calls = [body](std::size_t calls) mutable {
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < calls; ++i) body();
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+  };
+  v.verify = std::move(verify);
+  return v;
+}
+
+std::string ms(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
+  return seconds > 0 ? text : "-";
+}
+std::string ratio(double a, double b, double target = 0) {
+  if (a <= 0 || b <= 0) return "-";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.2fx%s", a / b, target > 0 && a / b < target ? " MISSED" : "");
+  return text;
+}
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", double(bytes) / double(1 << 20));
+  return text;
+}
+
+const g::compile_options one_at_a_time{.parallel_steps = g::step_parallelism::off};
+
+// --- threads: a specialization follows the run's thread count -----------------------------------
+
+void section_threads(const options& o) {
+  std::printf(
+      "\n## 1. A binding first run on 1 thread, then on 2 (MLP block, steps one at a time)\n\n"
+      "made on 1: the executable's first run is on 1 thread, then it runs on 2. made on 2: a "
+      "second executable only ever runs on 2. Both 2-thread figures should match: the run on 2 "
+      "threads specializes again for 2.\n\n"
+      "| batch | 1 thread ms | made on 1, run on 2 ms | made on 2, run on 2 ms | speed-up of 2 "
+      "threads | made on 1 / made on 2 |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  mlp_graph graph;
+  std::mt19937 rng(11);
+  auto first = g::compile(graph.b, {graph.out}, one_at_a_time);
+  auto second = g::compile(graph.b, {graph.out}, one_at_a_time);
+  const std::vector<dyn_tensor> weights = mlp_weights(first.program(), rng);
+  for (std::size_t m : {1u, 64u, 192u}) {
+    mlp_data d = make_mlp_data(first, weights, m, rng);
+    const std::span<const dyn_tensor> ins(d.in);
+    auto check = [&d](nax::executable& ex) {
+      return [&d, &ex] {
+        ex.run(std::span<const dyn_tensor>(d.in), d.out_nax);
+        return check_mlp(d, d.out_nax[0].data<float>());
+      };
+    };
+    nax::set_num_threads(1);
+    std::vector<variant> one{local(
+        "1 thread", kind::nax, 1, [&] { first.run(ins, d.out_nax); }, check(first))};
+    measure(one, o.reps, 0.1, false);
+    nax::set_num_threads(2);
+    std::vector<variant> two{
+        local(
+            "made on 1", kind::nax, 2, [&] { first.run(ins, d.out_nax); }, check(first)),
+        local(
+            "made on 2", kind::baseline, 2, [&] { second.run(ins, d.out_nax); }, check(second))};
+    measure(two, o.reps, 0.1, false);
+    std::printf("| %zu | %s | %s | %s | %s | %s |\n", m, ms(one[0].median).c_str(),
+                ms(two[0].median).c_str(), ms(two[1].median).c_str(),
+                ratio(one[0].median, two[0].median).c_str(),
+                ratio(two[1].median, two[0].median, 0.95).c_str());
+    std::fflush(stdout);
+  }
+}
+
+// --- mlp: one step at a time vs the schedule, nax::jit, peers -----------------------------------
+
+void section_mlp(const options& o, torch_process& torch) {
+  std::printf(
+      "\n## 2. MLP block: x[batch, 768] -> dot w1 + b1 -> gelu -> dot w2 + b2 -> + x -> "
+      "layer_norm\n\n"
+      "one at a time: compile_options{.parallel_steps = off}. scheduled: the default (level 2 "
+      "groups independent steps where its cost model finds it faster; this block is a chain, so "
+      "the schedule is the same, and the figure shows the schedule costs nothing). nax::jit: the "
+      "typed lambda traced. hand: cblas_sgemm/sgemv (OpenBLAS) + OpenMP loops. PyTorch: eager, "
+      "inference_mode. Arena: the bytes of the intermediates one run needs.\n");
+  mlp_graph graph;
+  std::mt19937 rng(11);
+  auto seq = g::compile(graph.b, {graph.out}, one_at_a_time);
+  auto sched = g::compile(graph.b, {graph.out});
+  const std::vector<dyn_tensor> weights = mlp_weights(seq.program(), rng);
+  if (torch.ok()) load_mlp_into_torch(torch, weights);
+  auto jit_fn = make_jit_mlp();
+  jit_weights jw;
+  copy_into(jw.w1, weights[0]);
+  copy_into(jw.b1, weights[1]);
+  copy_into(jw.w2, weights[2]);
+  copy_into(jw.b2, weights[3]);
+  copy_into(jw.gamma, weights[4]);
+  copy_into(jw.beta, weights[5]);
+
+  struct row {
+    std::size_t m;
+    int threads;
+    double seq, sched, jit, hand, torch;
+    std::size_t arena_seq, arena_sched, arena_jit;
+    std::string plan;
+  };
+  std::vector<row> rows;
+  for (std::size_t m : {1u, 64u, 256u, 4096u}) {
+    if (o.n && m != o.n) continue;
+    mlp_data d = make_mlp_data(seq, weights, m, rng);
+    if (torch.ok()) torch.load("x", d.p(0), {m, D});
+    const std::span<const dyn_tensor> ins(d.in);
+    nax::tensor<float, jit_batch, jit_d> jx{jit_batch(m)};
+    copy_into(jx, d.in[0]);
+    const nax::bindings bind{{"batch", m}};
+    for (int t : o.threads) {
+      nax::set_num_threads(t);
+      auto run_check = [&d, ins](nax::executable& ex) {
+        return [&d, &ex, ins] {
+          std::fill_n(d.out_nax[0].data<float>(), d.out_nax[0].size(), std::nanf(""));
+          ex.run(ins, d.out_nax);
+          return check_mlp(d, d.out_nax[0].data<float>());
+        };
+      };
+      std::vector<variant> vs;
+      vs.push_back(local(
+          "nax scheduled", kind::nax, t, [&] { sched.run(ins, d.out_nax); }, run_check(sched)));
+      vs.push_back(local(
+          "nax one at a time", kind::baseline, t, [&] { seq.run(ins, d.out_nax); },
+          run_check(seq)));
+      vs.push_back(local(
+          "nax::jit", kind::baseline, t,
+          [&] { do_not_optimize(jit_fn(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta)); },
+          [&] {
+            const auto y = jit_fn(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta);
+            return check_mlp(d, y.data());
+          }));
+#if NAX_BENCH_HAVE_OPENBLAS
+      vs.push_back(local(
+          "hand: OpenBLAS + loops", kind::peer, t, [&d, t] { hand_mlp(d, t); },
+          [&d, t] {
+            std::fill(d.out_hand.begin(), d.out_hand.end(), std::nanf(""));
+            hand_mlp(d, t);
+            return check_mlp(d, d.out_hand.data());
+          }));
+#endif
+      if (torch.ok())
+        vs.push_back(torch_variant(
+            torch, "PyTorch eager", "mlp", t, 0, m * D,
+            [&d](const std::vector<float>& got) { return check_mlp(d, got.data()); }));
+      measure(vs, m >= 4096 ? std::min(o.reps, 5) : o.reps, 0.1, false);
+      row r{m, t, 0, 0, 0, 0, 0, 0, 0, 0, ""};
+      for (const auto& v : vs) {
+        if (v.name == "nax scheduled") r.sched = v.median;
+        if (v.name == "nax one at a time") r.seq = v.median;
+        if (v.name == "nax::jit") r.jit = v.median;
+        if (v.name.starts_with("hand")) r.hand = v.median;
+        if (v.name.starts_with("PyTorch")) r.torch = v.median;
+      }
+      r.arena_seq = seq.cached(bind)->arena_bytes;
+      r.arena_sched = sched.cached(bind)->arena_bytes;
+      r.arena_jit = jit_fn.executable().cached(bind)->arena_bytes;
+      r.plan = sched.cached(bind)->schedule.to_string();
+      rows.push_back(r);
+      std::printf("\nbatch %zu, %d thread%s: ", m, t, t > 1 ? "s" : "");
+      for (const auto& v : vs)
+        std::printf("%s %.3f ms (best %.3f); ", v.name.c_str(), v.median * 1e3, v.best * 1e3);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  std::printf(
+      "\n| batch | threads | scheduled ms | one at a time ms | nax::jit ms | hand ms | PyTorch ms "
+      "| one at a time / scheduled | hand / scheduled (target >= 1.0) | PyTorch / scheduled "
+      "(target >= 1.2) | PyTorch / jit | arena MiB (scheduled, one at a time, jit) | schedule "
+      "|\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | "
+      "--- |\n");
+  for (const row& r : rows)
+    std::printf("| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s |\n",
+                r.m, r.threads, ms(r.sched).c_str(), ms(r.seq).c_str(), ms(r.jit).c_str(),
+                ms(r.hand).c_str(), ms(r.torch).c_str(), ratio(r.seq, r.sched).c_str(),
+                ratio(r.hand, r.sched, 1.0).c_str(), ratio(r.torch, r.sched, 1.2).c_str(),
+                ratio(r.torch, r.jit).c_str(), mib(r.arena_sched).c_str(), mib(r.arena_seq).c_str(),
+                mib(r.arena_jit).c_str(), r.plan.c_str());
+}
+
+// --- proj: independent projections side by side -------------------------------------------------
+
+constexpr std::size_t P = 768;
+
+struct proj_graph {
+  g::builder b;
+  g::value out;
+  proj_graph() {
+    const dim d = dim::named("d", P), e = dim::named("e", P);
+    auto x = b.parameter("x", nax::shape::make(dtype::f32, {dim("batch"), d}));
+    std::vector<g::value> p;
+    for (const char* w : {"wq", "wk", "wv"})
+      p.push_back(
+          g::dot_general(x, b.parameter(w, nax::shape::make(dtype::f32, {d, e})), {{"d", "d"}}));
+    out = p[0] + p[1] + p[2];
+  }
+};
+
+void hand_proj(const std::vector<dyn_tensor>& in, std::size_t m, float* tmp, float* out,
+               int threads) {
+#if NAX_BENCH_HAVE_OPENBLAS
+  openblas_set_num_threads(threads);
+  const float* x = in[0].data<float>();
+  for (int k = 0; k < 3; ++k) {
+    float* c = k == 0 ? out : tmp + (k - 1) * m * P;
+    const float* w = in[static_cast<std::size_t>(k) + 1].data<float>();
+    if (m == 1)
+      cblas_sgemv(CblasRowMajor, CblasTrans, int(P), int(P), 1.0f, w, int(P), x, 1, 0.0f, c, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(P), int(P), 1.0f, x,
+                  int(P), w, int(P), 0.0f, c, int(P));
+  }
+  const auto n = static_cast<std::ptrdiff_t>(m * P);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= 65536)
+  for (std::ptrdiff_t i = 0; i < n; ++i) out[i] += tmp[i] + tmp[n + i];
+#else
+  (void)in, (void)m, (void)tmp, (void)out, (void)threads;
+#endif
+}
+
+void section_proj(const options& o, torch_process& torch) {
+  std::printf(
+      "\n## 3. Three independent projections x[batch, 768] . w[768, 768], summed\n\n"
+      "one at a time: the three products, then the sum, each on all threads it uses. scheduled: "
+      "level 2 runs products side by side where its cost model finds it faster.\n");
+  proj_graph graph;
+  auto seq = g::compile(graph.b, {graph.out}, one_at_a_time);
+  auto sched = g::compile(graph.b, {graph.out});
+  std::mt19937 rng(5);
+  std::vector<dyn_tensor> weights;
+  for (int k = 0; k < 3; ++k) {
+    weights.emplace_back(nax::shape::make(dtype::f32, {dim::named("d", P), dim::named("e", P)}));
+    std::uniform_real_distribution<float> dist(-0.036f, 0.036f);
+    for (std::size_t i = 0; i < weights.back().size(); ++i)
+      weights.back().data<float>()[i] = dist(rng);
+  }
+  if (torch.ok()) {
+    torch.load("wq", weights[0].data<float>(), {P, P});
+    torch.load("wk", weights[1].data<float>(), {P, P});
+    torch.load("wv", weights[2].data<float>(), {P, P});
+  }
+  std::printf(
+      "\n| batch | threads | scheduled ms | one at a time ms | hand ms | PyTorch ms | one at a "
+      "time on 1 thread / scheduled (target >= 1.6 on 2) | one at a time / scheduled | hand / "
+      "scheduled | PyTorch / scheduled | schedule |\n| ---: | ---: | ---: | ---: | ---: | ---: | "
+      "---: | ---: | ---: | ---: | --- |\n");
+  for (std::size_t m : {1u, 8u}) {
+    std::vector<dyn_tensor> in;
+    in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("d", P)}));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (std::size_t i = 0; i < in[0].size(); ++i) in[0].data<float>()[i] = dist(rng);
+    for (const auto& w : weights) in.push_back(w);
+    std::vector<dyn_tensor> out{
+        dyn_tensor(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("e", P)}))};
+    std::vector<float> tmp(2 * m * P), hand_out(m * P);
+    // The reference: in double.
+    std::vector<float> ref(m * P);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < P; ++j) {
+        double s = 0;
+        for (std::size_t k = 0; k < 3; ++k)
+          for (std::size_t q = 0; q < P; ++q)
+            s += double(in[0].data<float>()[i * P + q]) * in[k + 1].data<float>()[q * P + j];
+        ref[i * P + j] = float(s);
+      }
+    if (torch.ok()) torch.load("x", in[0].data<float>(), {m, P});
+    const std::span<const dyn_tensor> ins(in);
+    double seq_on_one = 0;
+    for (int t : o.threads) {
+      nax::set_num_threads(t);
+      auto run_check = [&, ins](nax::executable& ex) {
+        return [&, ins] {
+          ex.run(ins, out);
+          return compare(out[0].data<float>(), ref.data(), ref.size(), 1e-4, 1.0);
+        };
+      };
+      std::vector<variant> vs;
+      vs.push_back(local(
+          "nax scheduled", kind::nax, t, [&] { sched.run(ins, out); }, run_check(sched)));
+      vs.push_back(local(
+          "nax one at a time", kind::baseline, t, [&] { seq.run(ins, out); }, run_check(seq)));
+#if NAX_BENCH_HAVE_OPENBLAS
+      vs.push_back(local(
+          "hand: OpenBLAS + loop", kind::peer, t,
+          [&] { hand_proj(in, m, tmp.data(), hand_out.data(), t); },
+          [&] {
+            hand_proj(in, m, tmp.data(), hand_out.data(), t);
+            return compare(hand_out.data(), ref.data(), ref.size(), 1e-4, 1.0);
+          }));
+#endif
+      if (torch.ok())
+        vs.push_back(torch_variant(torch, "PyTorch eager", "proj3", t, 0, m * P,
+                                   [&](const std::vector<float>& got) {
+                                     return compare(got.data(), ref.data(), ref.size(), 1e-4, 1.0);
+                                   }));
+      measure(vs, o.reps, 0.1, false);
+      double hand = 0, pt = 0;
+      for (const auto& v : vs) {
+        if (v.name.starts_with("hand")) hand = v.median;
+        if (v.name.starts_with("PyTorch")) pt = v.median;
+      }
+      if (t == 1) seq_on_one = vs[1].median;
+      const nax::bindings bind{{"batch", m}};
+      std::printf("| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m, t,
+                  ms(vs[0].median).c_str(), ms(vs[1].median).c_str(), ms(hand).c_str(),
+                  ms(pt).c_str(), ratio(seq_on_one, vs[0].median, t > 1 ? 1.6 : 0).c_str(),
+                  ratio(vs[1].median, vs[0].median).c_str(), ratio(hand, vs[0].median).c_str(),
+                  ratio(pt, vs[0].median).c_str(),
+                  sched.cached(bind)->schedule.to_string().c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
+void write_trace(const std::string& path) {
+  proj_graph graph;
+  auto ex = g::compile(graph.b, {graph.out});
+  std::mt19937 rng(5);
+  std::vector<dyn_tensor> in;
+  in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", 8), dim::named("d", P)}));
+  for (int k = 0; k < 3; ++k)
+    in.emplace_back(nax::shape::make(dtype::f32, {dim::named("d", P), dim::named("e", P)}));
+  for (auto& t : in) {
+    std::uniform_real_distribution<float> dist(-0.1f, 0.1f);
+    for (std::size_t i = 0; i < t.size(); ++i) t.data<float>()[i] = dist(rng);
+  }
+  nax::set_num_threads(2);
+  (void)ex.run(in);  // specialized before the trace
+  nax::trace t;
+  for (int r = 0; r < 20; ++r) (void)ex.run(in);
+  t.stop();
+  t.write_chrome_json(path);
+  std::printf("\ntrace: 20 runs of the projections at batch 8 on 2 threads (schedule %s) in %s\n",
+              ex.cached({{"batch", 8}})->schedule.to_string().c_str(), path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // OpenMP loops beside OpenBLAS's threads on 2 cores: see bench/jit.cpp.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "bench_pipeline: cannot re-run itself (%s)\n", std::strerror(errno));
+  }
+  std::string trace_path;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--trace" && i + 1 < argc) {
+      trace_path = argv[++i];
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  options o = parse(static_cast<int>(args.size()), args.data());
+  if (!trace_path.empty() && o.ops.empty()) o.ops = {"trace"};
+  torch_process torch;
+  const bool need_torch = wanted(o, "mlp") || wanted(o, "proj");
+  const std::string torch_info = need_torch ? start_torch(torch) : "not started";
+  print_header("# pipeline: level 2's schedule of an executable's steps", torch_info);
+#if NAX_BENCH_HAVE_OPENBLAS
+  std::printf("OpenBLAS:   core %s\n", openblas_get_corename());
+#else
+  std::printf("OpenBLAS:   not found at configure time; the hand-written rows are skipped\n");
+#endif
+  std::printf("OpenMP:     OMP_WAIT_POLICY=%s\n",
+              std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "(unset)");
+  if (wanted(o, "threads")) section_threads(o);
+  if (wanted(o, "mlp")) section_mlp(o, torch);
+  if (wanted(o, "proj")) section_proj(o, torch);
+  if (!trace_path.empty()) write_trace(trace_path);
+  std::printf("\nload avg:   %s (after)\n", load_average().c_str());
+}
