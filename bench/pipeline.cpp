@@ -6,11 +6,11 @@
 //   mlp      the MLP block at batch 1, 64, 256, 4096: steps one at a time vs level 2's schedule
 //            (a chain: nothing runs side by side, which this shows costs nothing), nax::jit,
 //            OpenBLAS + OpenMP loops and PyTorch eager; the arena of each nax variant
-//   proj     three independent projections x[batch, 768] . w[768, 768], summed (q, k and v of
-//            attention), batch 1 and 8: one step at a time vs side by side, against OpenBLAS
-//            and PyTorch
+//   proj     three independent projections x[batch, P] . w[P, P], summed (q, k and v of
+//            attention), P 256 and 768, batch 1 and 8: one step at a time vs side by side, against
+//            OpenBLAS and PyTorch
 //
-//   trace    (only with --trace PATH) 20 runs of the projections at batch 8 on 2 threads
+//   trace    (only with --trace PATH) 20 runs of the projections (P = 256) at batch 64 on 2 threads
 //            recorded by nax::trace, written to PATH as Chrome trace JSON (docs/runtime.md's
 //            picture: scripts/trace_svg.py PATH out.svg --run 19)
 //
@@ -75,6 +75,15 @@ std::string ratio(double a, double b, double target = 0) {
   std::snprintf(text, sizeof text, "%.2fx%s", a / b, target > 0 && a / b < target ? " MISSED" : "");
   return text;
 }
+// A schedule ("0 1 | 2 | 3") in a Markdown table cell: its bars escaped.
+std::string cell(const std::string& schedule) {
+  std::string out = "`";
+  for (char c : schedule) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out + "`";
+}
 std::string mib(std::size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", double(bytes) / double(1 << 20));
@@ -87,42 +96,68 @@ const g::compile_options one_at_a_time{.parallel_steps = g::step_parallelism::of
 
 void section_threads(const options& o) {
   std::printf(
-      "\n## 1. A binding first run on 1 thread, then on 2 (MLP block, steps one at a time)\n\n"
-      "made on 1: the executable's first run is on 1 thread, then it runs on 2. made on 2: a "
-      "second executable only ever runs on 2. Both 2-thread figures should match: the run on 2 "
-      "threads specializes again for 2.\n\n"
-      "| batch | 1 thread ms | made on 1, run on 2 ms | made on 2, run on 2 ms | speed-up of 2 "
-      "threads | made on 1 / made on 2 |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+      "\n## 1. A binding first run on 1 thread, then on 2 (MLP block)\n\n"
+      "made on 1: an executable (builder graph, steps one at a time) or a nax::jit function "
+      "first called on 1 thread, then on 2. made on 2: a second one only ever called on 2. Both "
+      "2-thread figures should match: the call on 2 threads specializes again for 2.\n\n"
+      "| front end | batch | 1 thread ms | made on 1, run on 2 ms | made on 2, run on 2 ms | "
+      "speed-up of 2 threads | made on 1 / made on 2 (target >= 0.95) |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   mlp_graph graph;
   std::mt19937 rng(11);
   auto first = g::compile(graph.b, {graph.out}, one_at_a_time);
   auto second = g::compile(graph.b, {graph.out}, one_at_a_time);
+  auto jit_first = make_jit_mlp();
+  auto jit_second = make_jit_mlp();
   const std::vector<dyn_tensor> weights = mlp_weights(first.program(), rng);
+  jit_weights jw;
+  copy_into(jw.w1, weights[0]);
+  copy_into(jw.b1, weights[1]);
+  copy_into(jw.w2, weights[2]);
+  copy_into(jw.b2, weights[3]);
+  copy_into(jw.gamma, weights[4]);
+  copy_into(jw.beta, weights[5]);
   for (std::size_t m : {1u, 64u, 192u}) {
     mlp_data d = make_mlp_data(first, weights, m, rng);
     const std::span<const dyn_tensor> ins(d.in);
-    auto check = [&d](nax::executable& ex) {
-      return [&d, &ex] {
-        ex.run(std::span<const dyn_tensor>(d.in), d.out_nax);
-        return check_mlp(d, d.out_nax[0].data<float>());
-      };
+    nax::tensor<float, jit_batch, jit_d> jx{jit_batch(m)};
+    copy_into(jx, d.in[0]);
+    // One front end: run(executable k) calls the first (k = 0) or the second; check(k) verifies.
+    auto row = [&](const char* front, auto run, auto check) {
+      nax::set_num_threads(1);
+      std::vector<variant> one{local(
+          "1 thread", kind::nax, 1, [&] { run(0); }, [&] { return check(0); })};
+      measure(one, o.reps, 0.1, false);
+      nax::set_num_threads(2);
+      std::vector<variant> two{
+          local(
+              "made on 1", kind::nax, 2, [&] { run(0); }, [&] { return check(0); }),
+          local(
+              "made on 2", kind::baseline, 2, [&] { run(1); }, [&] { return check(1); })};
+      measure(two, o.reps, 0.1, false);
+      std::printf("| %s | %zu | %s | %s | %s | %s | %s |\n", front, m, ms(one[0].median).c_str(),
+                  ms(two[0].median).c_str(), ms(two[1].median).c_str(),
+                  ratio(one[0].median, two[0].median).c_str(),
+                  ratio(two[1].median, two[0].median, 0.95).c_str());
+      std::fflush(stdout);
     };
-    nax::set_num_threads(1);
-    std::vector<variant> one{local(
-        "1 thread", kind::nax, 1, [&] { first.run(ins, d.out_nax); }, check(first))};
-    measure(one, o.reps, 0.1, false);
-    nax::set_num_threads(2);
-    std::vector<variant> two{
-        local(
-            "made on 1", kind::nax, 2, [&] { first.run(ins, d.out_nax); }, check(first)),
-        local(
-            "made on 2", kind::baseline, 2, [&] { second.run(ins, d.out_nax); }, check(second))};
-    measure(two, o.reps, 0.1, false);
-    std::printf("| %zu | %s | %s | %s | %s | %s |\n", m, ms(one[0].median).c_str(),
-                ms(two[0].median).c_str(), ms(two[1].median).c_str(),
-                ratio(one[0].median, two[0].median).c_str(),
-                ratio(two[1].median, two[0].median, 0.95).c_str());
-    std::fflush(stdout);
+    nax::executable* exs[] = {&first, &second};
+    row(
+        "builder", [&](int k) { exs[k]->run(ins, d.out_nax); },
+        [&](int k) {
+          exs[k]->run(ins, d.out_nax);
+          return check_mlp(d, d.out_nax[0].data<float>());
+        });
+    decltype(&jit_first) jits[] = {&jit_first, &jit_second};
+    row(
+        "nax::jit",
+        [&](int k) {
+          do_not_optimize((*jits[k])(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta));
+        },
+        [&](int k) {
+          const auto y = (*jits[k])(jx, jw.w1, jw.b1, jw.w2, jw.b2, jw.gamma, jw.beta);
+          return check_mlp(d, y.data());
+        });
   }
 }
 
@@ -215,7 +250,7 @@ void section_mlp(const options& o, torch_process& torch) {
       r.arena_seq = seq.cached(bind)->arena_bytes;
       r.arena_sched = sched.cached(bind)->arena_bytes;
       r.arena_jit = jit_fn.executable().cached(bind)->arena_bytes;
-      r.plan = sched.cached(bind)->schedule.to_string();
+      r.plan = cell(sched.cached(bind)->schedule.to_string());
       rows.push_back(r);
       std::printf("\nbatch %zu, %d thread%s: ", m, t, t > 1 ? "s" : "");
       for (const auto& v : vs)
@@ -241,12 +276,10 @@ void section_mlp(const options& o, torch_process& torch) {
 
 // --- proj: independent projections side by side -------------------------------------------------
 
-constexpr std::size_t P = 768;
-
 struct proj_graph {
   g::builder b;
   g::value out;
-  proj_graph() {
+  explicit proj_graph(std::size_t P) {
     const dim d = dim::named("d", P), e = dim::named("e", P);
     auto x = b.parameter("x", nax::shape::make(dtype::f32, {dim("batch"), d}));
     std::vector<g::value> p;
@@ -257,8 +290,8 @@ struct proj_graph {
   }
 };
 
-void hand_proj(const std::vector<dyn_tensor>& in, std::size_t m, float* tmp, float* out,
-               int threads) {
+void hand_proj(const std::vector<dyn_tensor>& in, std::size_t m, std::size_t P, float* tmp,
+               float* out, int threads) {
 #if NAX_BENCH_HAVE_OPENBLAS
   openblas_set_num_threads(threads);
   const float* x = in[0].data<float>();
@@ -275,110 +308,113 @@ void hand_proj(const std::vector<dyn_tensor>& in, std::size_t m, float* tmp, flo
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= 65536)
   for (std::ptrdiff_t i = 0; i < n; ++i) out[i] += tmp[i] + tmp[n + i];
 #else
-  (void)in, (void)m, (void)tmp, (void)out, (void)threads;
+  (void)in, (void)m, (void)P, (void)tmp, (void)out, (void)threads;
 #endif
 }
 
 void section_proj(const options& o, torch_process& torch) {
   std::printf(
-      "\n## 3. Three independent projections x[batch, 768] . w[768, 768], summed\n\n"
+      "\n## 3. Three independent projections x[batch, P] . w[P, P], summed\n\n"
       "one at a time: the three products, then the sum, each on all threads it uses. scheduled: "
       "level 2 runs products side by side where its cost model finds it faster.\n");
-  proj_graph graph;
-  auto seq = g::compile(graph.b, {graph.out}, one_at_a_time);
-  auto sched = g::compile(graph.b, {graph.out});
-  std::mt19937 rng(5);
-  std::vector<dyn_tensor> weights;
-  for (int k = 0; k < 3; ++k) {
-    weights.emplace_back(nax::shape::make(dtype::f32, {dim::named("d", P), dim::named("e", P)}));
-    std::uniform_real_distribution<float> dist(-0.036f, 0.036f);
-    for (std::size_t i = 0; i < weights.back().size(); ++i)
-      weights.back().data<float>()[i] = dist(rng);
-  }
-  if (torch.ok()) {
-    torch.load("wq", weights[0].data<float>(), {P, P});
-    torch.load("wk", weights[1].data<float>(), {P, P});
-    torch.load("wv", weights[2].data<float>(), {P, P});
-  }
-  std::printf(
-      "\n| batch | threads | scheduled ms | one at a time ms | hand ms | PyTorch ms | one at a "
-      "time on 1 thread / scheduled (target >= 1.6 on 2) | one at a time / scheduled | hand / "
-      "scheduled | PyTorch / scheduled | schedule |\n| ---: | ---: | ---: | ---: | ---: | ---: | "
-      "---: | ---: | ---: | ---: | --- |\n");
-  for (std::size_t m : {1u, 8u}) {
-    std::vector<dyn_tensor> in;
-    in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("d", P)}));
-    std::uniform_real_distribution<float> dist(-1, 1);
-    for (std::size_t i = 0; i < in[0].size(); ++i) in[0].data<float>()[i] = dist(rng);
-    for (const auto& w : weights) in.push_back(w);
-    std::vector<dyn_tensor> out{
-        dyn_tensor(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("e", P)}))};
-    std::vector<float> tmp(2 * m * P), hand_out(m * P);
-    // The reference: in double.
-    std::vector<float> ref(m * P);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < P; ++j) {
-        double s = 0;
-        for (std::size_t k = 0; k < 3; ++k)
-          for (std::size_t q = 0; q < P; ++q)
-            s += double(in[0].data<float>()[i * P + q]) * in[k + 1].data<float>()[q * P + j];
-        ref[i * P + j] = float(s);
-      }
-    if (torch.ok()) torch.load("x", in[0].data<float>(), {m, P});
-    const std::span<const dyn_tensor> ins(in);
-    double seq_on_one = 0;
-    for (int t : o.threads) {
-      nax::set_num_threads(t);
-      auto run_check = [&, ins](nax::executable& ex) {
-        return [&, ins] {
-          ex.run(ins, out);
-          return compare(out[0].data<float>(), ref.data(), ref.size(), 1e-4, 1.0);
+  for (std::size_t P : {256u, 768u}) {
+    proj_graph graph(P);
+    auto seq = g::compile(graph.b, {graph.out}, one_at_a_time);
+    auto sched = g::compile(graph.b, {graph.out});
+    std::mt19937 rng(5);
+    std::vector<dyn_tensor> weights;
+    for (int k = 0; k < 3; ++k) {
+      weights.emplace_back(nax::shape::make(dtype::f32, {dim::named("d", P), dim::named("e", P)}));
+      std::uniform_real_distribution<float> dist(-0.036f, 0.036f);
+      for (std::size_t i = 0; i < weights.back().size(); ++i)
+        weights.back().data<float>()[i] = dist(rng);
+    }
+    if (torch.ok()) {
+      torch.load("wq", weights[0].data<float>(), {P, P});
+      torch.load("wk", weights[1].data<float>(), {P, P});
+      torch.load("wv", weights[2].data<float>(), {P, P});
+    }
+    std::printf(
+        "\n| P | batch | threads | scheduled ms | one at a time ms | hand ms | PyTorch ms | one "
+        "at a time on 1 thread / scheduled (target >= 1.6 on 2) | one at a time / scheduled | "
+        "hand / scheduled | PyTorch / scheduled | schedule |\n"
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for (std::size_t m : {1u, 8u}) {
+      std::vector<dyn_tensor> in;
+      in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("d", P)}));
+      std::uniform_real_distribution<float> dist(-1, 1);
+      for (std::size_t i = 0; i < in[0].size(); ++i) in[0].data<float>()[i] = dist(rng);
+      for (const auto& w : weights) in.push_back(w);
+      std::vector<dyn_tensor> out{
+          dyn_tensor(nax::shape::make(dtype::f32, {dim::named("batch", m), dim::named("e", P)}))};
+      std::vector<float> tmp(2 * m * P), hand_out(m * P);
+      // The reference: in double.
+      std::vector<float> ref(m * P);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < P; ++j) {
+          double s = 0;
+          for (std::size_t k = 0; k < 3; ++k)
+            for (std::size_t q = 0; q < P; ++q)
+              s += double(in[0].data<float>()[i * P + q]) * in[k + 1].data<float>()[q * P + j];
+          ref[i * P + j] = float(s);
+        }
+      if (torch.ok()) torch.load("x", in[0].data<float>(), {m, P});
+      const std::span<const dyn_tensor> ins(in);
+      double seq_on_one = 0;
+      for (int t : o.threads) {
+        nax::set_num_threads(t);
+        auto run_check = [&, ins](nax::executable& ex) {
+          return [&, ins] {
+            ex.run(ins, out);
+            return compare(out[0].data<float>(), ref.data(), ref.size(), 1e-4, 1.0);
+          };
         };
-      };
-      std::vector<variant> vs;
-      vs.push_back(local(
-          "nax scheduled", kind::nax, t, [&] { sched.run(ins, out); }, run_check(sched)));
-      vs.push_back(local(
-          "nax one at a time", kind::baseline, t, [&] { seq.run(ins, out); }, run_check(seq)));
+        std::vector<variant> vs;
+        vs.push_back(local(
+            "nax scheduled", kind::nax, t, [&] { sched.run(ins, out); }, run_check(sched)));
+        vs.push_back(local(
+            "nax one at a time", kind::baseline, t, [&] { seq.run(ins, out); }, run_check(seq)));
 #if NAX_BENCH_HAVE_OPENBLAS
-      vs.push_back(local(
-          "hand: OpenBLAS + loop", kind::peer, t,
-          [&] { hand_proj(in, m, tmp.data(), hand_out.data(), t); },
-          [&] {
-            hand_proj(in, m, tmp.data(), hand_out.data(), t);
-            return compare(hand_out.data(), ref.data(), ref.size(), 1e-4, 1.0);
-          }));
+        vs.push_back(local(
+            "hand: OpenBLAS + loop", kind::peer, t,
+            [&] { hand_proj(in, m, P, tmp.data(), hand_out.data(), t); },
+            [&] {
+              hand_proj(in, m, P, tmp.data(), hand_out.data(), t);
+              return compare(hand_out.data(), ref.data(), ref.size(), 1e-4, 1.0);
+            }));
 #endif
-      if (torch.ok())
-        vs.push_back(torch_variant(torch, "PyTorch eager", "proj3", t, 0, m * P,
-                                   [&](const std::vector<float>& got) {
-                                     return compare(got.data(), ref.data(), ref.size(), 1e-4, 1.0);
-                                   }));
-      measure(vs, o.reps, 0.1, false);
-      double hand = 0, pt = 0;
-      for (const auto& v : vs) {
-        if (v.name.starts_with("hand")) hand = v.median;
-        if (v.name.starts_with("PyTorch")) pt = v.median;
+        if (torch.ok())
+          vs.push_back(torch_variant(
+              torch, "PyTorch eager", "proj3", t, 0, m * P, [&](const std::vector<float>& got) {
+                return compare(got.data(), ref.data(), ref.size(), 1e-4, 1.0);
+              }));
+        measure(vs, o.reps, 0.1, false);
+        double hand = 0, pt = 0;
+        for (const auto& v : vs) {
+          if (v.name.starts_with("hand")) hand = v.median;
+          if (v.name.starts_with("PyTorch")) pt = v.median;
+        }
+        if (t == 1) seq_on_one = vs[1].median;
+        const nax::bindings bind{{"batch", m}};
+        std::printf("| %zu | %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", P, m, t,
+                    ms(vs[0].median).c_str(), ms(vs[1].median).c_str(), ms(hand).c_str(),
+                    ms(pt).c_str(), ratio(seq_on_one, vs[0].median, t > 1 ? 1.6 : 0).c_str(),
+                    ratio(vs[1].median, vs[0].median).c_str(), ratio(hand, vs[0].median).c_str(),
+                    ratio(pt, vs[0].median).c_str(),
+                    cell(sched.cached(bind)->schedule.to_string()).c_str());
+        std::fflush(stdout);
       }
-      if (t == 1) seq_on_one = vs[1].median;
-      const nax::bindings bind{{"batch", m}};
-      std::printf("| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m, t,
-                  ms(vs[0].median).c_str(), ms(vs[1].median).c_str(), ms(hand).c_str(),
-                  ms(pt).c_str(), ratio(seq_on_one, vs[0].median, t > 1 ? 1.6 : 0).c_str(),
-                  ratio(vs[1].median, vs[0].median).c_str(), ratio(hand, vs[0].median).c_str(),
-                  ratio(pt, vs[0].median).c_str(),
-                  sched.cached(bind)->schedule.to_string().c_str());
-      std::fflush(stdout);
     }
   }
 }
 
 void write_trace(const std::string& path) {
-  proj_graph graph;
+  constexpr std::size_t P = 256;
+  proj_graph graph(P);
   auto ex = g::compile(graph.b, {graph.out});
   std::mt19937 rng(5);
   std::vector<dyn_tensor> in;
-  in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", 8), dim::named("d", P)}));
+  in.emplace_back(nax::shape::make(dtype::f32, {dim::named("batch", 64), dim::named("d", P)}));
   for (int k = 0; k < 3; ++k)
     in.emplace_back(nax::shape::make(dtype::f32, {dim::named("d", P), dim::named("e", P)}));
   for (auto& t : in) {
@@ -391,8 +427,10 @@ void write_trace(const std::string& path) {
   for (int r = 0; r < 20; ++r) (void)ex.run(in);
   t.stop();
   t.write_chrome_json(path);
-  std::printf("\ntrace: 20 runs of the projections at batch 8 on 2 threads (schedule %s) in %s\n",
-              ex.cached({{"batch", 8}})->schedule.to_string().c_str(), path.c_str());
+  std::printf(
+      "\ntrace: 20 runs of the projections (P = 256) at batch 64 on 2 threads (schedule %s) in "
+      "%s\n",
+      ex.cached({{"batch", 64}})->schedule.to_string().c_str(), path.c_str());
 }
 
 }  // namespace

@@ -16,6 +16,8 @@ class step_kernel {
   /// How many threads the step uses when it runs alone (its plan's split), or 0 if its
   /// parallel loops decide when they run (level 2's scheduler then estimates it from the size).
   virtual std::size_t tasks() const noexcept { return 0; }
+  /// Whether run() does nothing (a reshape whose result is its operand's buffer).
+  virtual bool does_nothing() const noexcept { return false; }
 };
 
 }  // namespace nax::kernels

@@ -59,33 +59,49 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
 
+#include <nax/exec/cache_info.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
+#include <nax/kernels/gemm_plan.hpp>
 
 namespace nax::runtime {
 namespace detail {
 
-// The model's machine, per thread. Conservative: only the balance between steps matters, and a
-// step of 20 us against one of 2 us is grouped or not the same way on every x86 core seen here.
-inline constexpr double flops_per_ns = 32;  // FMA at 256 bits, one core
-inline constexpr double bytes_per_ns = 8;   // one core streaming from memory
-inline constexpr double region_ns = 2000;   // waking a worker and waiting for it
-inline constexpr double split_efficiency = 0.9;
+// The model's machine, per thread: what the kernels reach on the x86 cores seen here (a GEMM
+// at about 2/3 of the FMA peak of its vectors at 3 GHz; streaming from L2 and from memory). Only
+// the balance between steps and against a parallel region's cost matters. A region costs a few us
+// on the KVM guests measured (up to ~35 us when the worker had gone to sleep): grouping steps of a
+// few us each made the transformer block of examples/ 10% slower at batch 1 x 64 with 2 us.
+inline constexpr double flops_per_ns = 8.0 * kernels::gemm_vec<float>::size;  // 64 or 128
+inline constexpr double cached_bytes_per_ns = 32;  // a step whose operands fit in L2
+inline constexpr double memory_bytes_per_ns = 10;  // one core streaming from memory
+inline constexpr double region_ns = 5000;          // waking a worker and joining it
+inline constexpr double split_efficiency = 0.95;   // a step split over threads, per thread
 
-inline double step_cost_ns(const graph::program_step& s, std::span<const nax::shape> shapes) {
+// The bytes a step reads and writes.
+inline double step_bytes(const graph::program_step& s, std::span<const nax::shape> shapes) {
   double bytes = static_cast<double>(shapes[s.result].num_bytes());
   for (graph::value_index a : s.args) bytes += static_cast<double>(shapes[a].num_bytes());
   for (graph::value_index e : s.extra_results) bytes += static_cast<double>(shapes[e].num_bytes());
+  return bytes;
+}
+
+inline double step_cost_ns(const kernels::step_kernel& k, const graph::program_step& s,
+                           std::span<const nax::shape> shapes) {
+  if (k.does_nothing()) return 0;
+  const double bytes = step_bytes(s, shapes);
   double flops = 0;
   if (s.kind() == graph::op_kind::dot_general || s.kind() == graph::op_kind::fused_dense) {
     const auto* fused = s.op.get_if<graph::fused_dense_op>();
     const graph::dot_general_op& dg = fused ? fused->dot : s.as<graph::dot_general_op>();
-    double k = 1;
-    for (const graph::axis_pair_index& c : dg.contract)
-      k *= static_cast<double>(shapes[s.args[0]][c.lhs].extent());
-    flops = 2 * k * static_cast<double>(shapes[s.result].num_elements());
+    double c = 1;
+    for (const graph::axis_pair_index& a : dg.contract)
+      c *= static_cast<double>(shapes[s.args[0]][a.lhs].extent());
+    flops = 2 * c * static_cast<double>(shapes[s.result].num_elements());
   }
-  return std::max(flops / flops_per_ns, bytes / bytes_per_ns);
+  const double rate = bytes <= static_cast<double>(nax::machine_caches().l2) ? cached_bytes_per_ns
+                                                                             : memory_bytes_per_ns;
+  return std::max(flops / flops_per_ns, bytes / rate);
 }
 
 // How many threads step s would use alone on `threads`: its kernel's word, else what a parallel
@@ -139,7 +155,8 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   step_schedule s = sequential_schedule(p);
   const std::size_t n = p.steps.size();
   s.cost_ns.resize(n);
-  for (std::size_t i = 0; i < n; ++i) s.cost_ns[i] = detail::step_cost_ns(p.steps[i], shapes);
+  for (std::size_t i = 0; i < n; ++i)
+    s.cost_ns[i] = detail::step_cost_ns(*kernels[i], p.steps[i], shapes);
   if (threads < 2 || n < 2) return s;
 
   // The steps each step waits for: the producers of its operands.
@@ -160,13 +177,19 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
       }
 
   // The time of a group: side by side, one thread each, against one after another, each on
-  // the threads it would use.
+  // the threads it would use. A step that splits and whose operands do not fit in L2 keeps
+  // every thread: split, each thread's part fits in its L2; side by side, it does not (two
+  // 2048 x 64 x 64 products ran 3.1x slower side by side than split, not 2x).
   std::vector<double> alone(n);
+  std::vector<char> groupable(n);
+  const auto l2 = static_cast<double>(nax::machine_caches().l2);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t w = detail::step_width(*kernels[i], shapes[p.steps[i].result], threads);
     alone[i] = w > 1 ? s.cost_ns[i] / (static_cast<double>(w) * detail::split_efficiency) +
                            detail::region_ns
                      : s.cost_ns[i];
+    groupable[i] = !kernels[i]->does_nothing() &&
+                   (always || w == 1 || detail::step_bytes(p.steps[i], shapes) <= l2);
   }
   auto gain = [&](std::span<const std::uint32_t> g) {
     double sequential = 0, longest = 0;
@@ -190,6 +213,8 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
     group.assign(1, ready.front());
     double best = 0;
     for (std::size_t r = 1; r < ready.size() && group.size() < threads; ++r) {
+      if (!groupable[group[0]]) break;  // alone
+      if (!groupable[ready[r]]) continue;
       group.push_back(ready[r]);
       const double g = gain(group);
       if (always || g > best)
