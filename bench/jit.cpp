@@ -572,13 +572,7 @@ void section_mlp(const options& o, torch_process& torch) {
       "F.linear, F.gelu, F.linear, +, F.layer_norm (eager, inference_mode).\n",
       ex.program().steps.size());
   auto jit_fn = make_jit_mlp();
-  jit_weights jw;
-  copy_into(jw.w1, weights[0]);
-  copy_into(jw.b1, weights[1]);
-  copy_into(jw.w2, weights[2]);
-  copy_into(jw.b2, weights[3]);
-  copy_into(jw.gamma, weights[4]);
-  copy_into(jw.beta, weights[5]);
+  const jit_weights jw = make_jit_weights(weights);
   std::printf(
       "nax::jit: the same block as a typed generic lambda traced by nax::jit (%zu steps: "
       "its elementwise expressions fused), called on nax::tensors (allocates its "

@@ -165,6 +165,21 @@ struct jit_weights {
   nax::tensor<float, jit_d> b2, gamma, beta;
 };
 template <class T>
+void copy_into(T& t, const nax::dyn_tensor& from);
+
+// The typed weights of the jit block, copied from the builder graph's (mlp_weights).
+jit_weights make_jit_weights(const std::vector<nax::dyn_tensor>& weights) {
+  jit_weights jw;
+  copy_into(jw.w1, weights[0]);
+  copy_into(jw.b1, weights[1]);
+  copy_into(jw.w2, weights[2]);
+  copy_into(jw.b2, weights[3]);
+  copy_into(jw.gamma, weights[4]);
+  copy_into(jw.beta, weights[5]);
+  return jw;
+}
+
+template <class T>
 void copy_into(T& t, const nax::dyn_tensor& from) {
   if (t.size() != from.size()) fail("jit: size mismatch");
   std::memcpy(t.data(), from.data(), from.bytes());

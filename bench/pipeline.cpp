@@ -110,13 +110,7 @@ void section_threads(const options& o) {
   auto jit_first = make_jit_mlp();
   auto jit_second = make_jit_mlp();
   const std::vector<dyn_tensor> weights = mlp_weights(first.program(), rng);
-  jit_weights jw;
-  copy_into(jw.w1, weights[0]);
-  copy_into(jw.b1, weights[1]);
-  copy_into(jw.w2, weights[2]);
-  copy_into(jw.b2, weights[3]);
-  copy_into(jw.gamma, weights[4]);
-  copy_into(jw.beta, weights[5]);
+  const jit_weights jw = make_jit_weights(weights);
   for (std::size_t m : {1u, 64u, 192u}) {
     mlp_data d = make_mlp_data(first, weights, m, rng);
     const std::span<const dyn_tensor> ins(d.in);
@@ -179,13 +173,7 @@ void section_mlp(const options& o, torch_process& torch) {
   const std::vector<dyn_tensor> weights = mlp_weights(seq.program(), rng);
   if (torch.ok()) load_mlp_into_torch(torch, weights);
   auto jit_fn = make_jit_mlp();
-  jit_weights jw;
-  copy_into(jw.w1, weights[0]);
-  copy_into(jw.b1, weights[1]);
-  copy_into(jw.w2, weights[2]);
-  copy_into(jw.b2, weights[3]);
-  copy_into(jw.gamma, weights[4]);
-  copy_into(jw.beta, weights[5]);
+  const jit_weights jw = make_jit_weights(weights);
 
   struct row {
     std::size_t m;
