@@ -167,14 +167,21 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
     for (graph::value_index e : p.steps[i].extra_results)
       producer[e] = static_cast<std::uint32_t>(i);
   }
-  std::vector<std::vector<std::uint32_t>> consumers(n);
-  std::vector<std::uint32_t> waiting(n, 0);
+  // Each step's consumers, CSR: those of step q are consumers[first[q], first[q + 1]) (a step
+  // reading q twice is there twice, and waits for q twice).
+  std::vector<std::uint32_t> first(n + 1, 0), waiting(n, 0);
   for (std::size_t i = 0; i < n; ++i)
     for (graph::value_index a : p.steps[i].args)
       if (const std::uint32_t q = producer[a]; q != none) {
-        consumers[q].push_back(static_cast<std::uint32_t>(i));
+        ++first[q + 1];
         ++waiting[i];
       }
+  for (std::size_t q = 0; q < n; ++q) first[q + 1] += first[q];
+  std::vector<std::uint32_t> consumers(first[n]), filled(first.begin(), first.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (graph::value_index a : p.steps[i].args)
+      if (const std::uint32_t q = producer[a]; q != none)
+        consumers[filled[q]++] = static_cast<std::uint32_t>(i);
 
   // The time of a group: side by side, one thread each, against one after another, each on
   // the threads it would use. A step that splits and whose operands do not fit in L2 keeps
@@ -229,8 +236,8 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
     }
     s.group_begin.push_back(static_cast<std::uint32_t>(s.order.size()));
     for (std::uint32_t i : group)
-      for (std::uint32_t c : consumers[i])
-        if (--waiting[c] == 0) ready.push_back(c);
+      for (std::uint32_t c = first[i]; c < first[i + 1]; ++c)
+        if (--waiting[consumers[c]] == 0) ready.push_back(consumers[c]);
   }
   return s;
 }
