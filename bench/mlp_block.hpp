@@ -167,6 +167,15 @@ struct jit_weights {
 template <class T>
 void copy_into(T& t, const nax::dyn_tensor& from);
 
+// One measured (batch, threads) cell of the block: every variant's median and best.
+void print_mlp_line(std::size_t m, int threads, const std::vector<variant>& vs) {
+  std::printf("\nbatch %zu, %d thread%s: ", m, threads, threads > 1 ? "s" : "");
+  for (const auto& v : vs)
+    std::printf("%s %.3f ms (best %.3f); ", v.name.c_str(), v.median * 1e3, v.best * 1e3);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 // The typed weights of the jit block, copied from the builder graph's (mlp_weights).
 jit_weights make_jit_weights(const std::vector<nax::dyn_tensor>& weights) {
   jit_weights jw;

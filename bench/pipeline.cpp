@@ -240,11 +240,7 @@ void section_mlp(const options& o, torch_process& torch) {
       r.arena_jit = jit_fn.executable().cached(bind)->arena_bytes;
       r.plan = cell(sched.cached(bind)->schedule.to_string());
       rows.push_back(r);
-      std::printf("\nbatch %zu, %d thread%s: ", m, t, t > 1 ? "s" : "");
-      for (const auto& v : vs)
-        std::printf("%s %.3f ms (best %.3f); ", v.name.c_str(), v.median * 1e3, v.best * 1e3);
-      std::printf("\n");
-      std::fflush(stdout);
+      print_mlp_line(m, t, vs);
     }
   }
   std::printf(

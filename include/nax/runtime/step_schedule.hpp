@@ -86,10 +86,10 @@ inline double step_bytes(const graph::program_step& s, std::span<const nax::shap
   return bytes;
 }
 
+// One thread's time of step s, which reads and writes `bytes`.
 inline double step_cost_ns(const kernels::step_kernel& k, const graph::program_step& s,
-                           std::span<const nax::shape> shapes) {
+                           std::span<const nax::shape> shapes, double bytes) {
   if (k.does_nothing()) return 0;
-  const double bytes = step_bytes(s, shapes);
   double flops = 0;
   if (s.kind() == graph::op_kind::dot_general || s.kind() == graph::op_kind::fused_dense) {
     const auto* fused = s.op.get_if<graph::fused_dense_op>();
@@ -155,8 +155,11 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   step_schedule s = sequential_schedule(p);
   const std::size_t n = p.steps.size();
   s.cost_ns.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
-    s.cost_ns[i] = detail::step_cost_ns(*kernels[i], p.steps[i], shapes);
+  std::vector<double> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bytes[i] = detail::step_bytes(p.steps[i], shapes);
+    s.cost_ns[i] = detail::step_cost_ns(*kernels[i], p.steps[i], shapes, bytes[i]);
+  }
   if (threads < 2 || n < 2) return s;
 
   // The steps each step waits for: the producers of its operands.
@@ -195,8 +198,7 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
     alone[i] = w > 1 ? s.cost_ns[i] / (static_cast<double>(w) * detail::split_efficiency) +
                            detail::region_ns
                      : s.cost_ns[i];
-    groupable[i] = !kernels[i]->does_nothing() &&
-                   (always || w == 1 || detail::step_bytes(p.steps[i], shapes) <= l2);
+    groupable[i] = !kernels[i]->does_nothing() && (always || w == 1 || bytes[i] <= l2);
   }
   auto gain = [&](std::span<const std::uint32_t> g) {
     double sequential = 0, longest = 0;
