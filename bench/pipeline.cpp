@@ -3,9 +3,10 @@
 //   threads  the MLP block (bench/mlp_block.hpp) first run on 1 thread, then on 2: its
 //            specialization follows the thread count of the run (before issue 16 it kept the
 //            count it was made with), against one made on 2 threads from the start
-//   mlp      the MLP block at batch 1, 64, 256, 4096: steps one at a time vs level 2's schedule
-//            (a chain: nothing runs side by side, which this shows costs nothing), nax::jit,
-//            OpenBLAS + OpenMP loops and PyTorch eager; the arena of each nax variant
+//   mlp      the MLP block at batch 1, 64, 256, 4096: pipelined (the default: its chain run tile
+//            by tile where that pays) vs unpipelined (level 2's schedule alone) vs steps one at a
+//            time, nax::jit, OpenBLAS + OpenMP loops and PyTorch eager; the arena of each nax
+//            variant
 //   proj     three independent projections x[batch, P] . w[P, P], summed (q, k and v of
 //            attention), P 256 and 768, batch 1 and 8: one step at a time vs side by side, against
 //            OpenBLAS and PyTorch
@@ -14,7 +15,12 @@
 //            recorded by nax::trace, written to PATH as Chrome trace JSON (docs/runtime.md's
 //            picture: scripts/trace_svg.py PATH out.svg --run 19)
 //
+//   pipeline (only with --trace-pipeline PATH) 3 runs of the MLP block, pipelined, at batch 4096
+//            (or --n) on 2 threads, as Chrome trace JSON (docs/runtime.md's picture of a
+//            pipeline: scripts/trace_svg.py PATH out.svg --run 2)
+//
 //   bench_pipeline [--reps N] [--threads 1,2] [--ops threads,mlp,proj] [--n batch] [--trace PATH]
+//                  [--trace-pipeline PATH]
 //
 //   --n: the MLP at that batch only
 #include "harness.hpp"  // first: nax, then the peers (see there)
@@ -155,21 +161,37 @@ void section_threads(const options& o) {
   }
 }
 
-// --- mlp: one step at a time vs the schedule, nax::jit, peers -----------------------------------
+// --- mlp: one step at a time, the schedule, the pipeline, nax::jit, peers ---------------------
+
+// What a specialization chose for its pipeline chains: "tile 512 x 8, 2 lanes" or "whole".
+std::string pipeline_cell(const nax::runtime::specialization& s) {
+  if (s.pipelines.empty()) return "whole";
+  std::string out;
+  for (const nax::runtime::pipeline& pl : s.pipelines) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%stile %zu x %zu, %zu lane%s", out.empty() ? "" : "; ",
+                  pl.tile, pl.tiles, pl.lanes, pl.lanes > 1 ? "s" : "");
+    out += text;
+  }
+  return out;
+}
 
 void section_mlp(const options& o, torch_process& torch) {
   std::printf(
       "\n## 2. MLP block: x[batch, 768] -> dot w1 + b1 -> gelu -> dot w2 + b2 -> + x -> "
       "layer_norm\n\n"
-      "one at a time: compile_options{.parallel_steps = off}. scheduled: the default (level 2 "
-      "groups independent steps where its cost model finds it faster; this block is a chain, so "
-      "the schedule is the same, and the figure shows the schedule costs nothing). nax::jit: the "
-      "typed lambda traced. hand: cblas_sgemm/sgemv (OpenBLAS) + OpenMP loops. PyTorch: eager, "
-      "inference_mode. Arena: the bytes of the intermediates one run needs.\n");
+      "pipelined: the default (level 1 finds the block's chain along batch; level 2 tiles it "
+      "where its intermediates exceed L2 and there are two tiles per lane or more). "
+      "unpipelined: compile_options{.pipeline = off} (level 2's schedule alone: this block is a "
+      "chain, so it runs one step at a time). one at a time: also .parallel_steps = off. "
+      "nax::jit: the typed lambda traced, default options. hand: cblas_sgemm/sgemv (OpenBLAS) + "
+      "OpenMP loops. PyTorch: eager, inference_mode. Arena: the bytes one run needs for its "
+      "intermediates, scratch and bookkeeping.\n");
   mlp_graph graph;
   std::mt19937 rng(11);
   auto seq = g::compile(graph.b, {graph.out}, one_at_a_time);
-  auto sched = g::compile(graph.b, {graph.out});
+  auto flat = g::compile(graph.b, {graph.out}, {.pipeline = g::pipelining::off});
+  auto piped = g::compile(graph.b, {graph.out});
   const std::vector<dyn_tensor> weights = mlp_weights(seq.program(), rng);
   if (torch.ok()) load_mlp_into_torch(torch, weights);
   auto jit_fn = make_jit_mlp();
@@ -178,8 +200,8 @@ void section_mlp(const options& o, torch_process& torch) {
   struct row {
     std::size_t m;
     int threads;
-    double seq, sched, jit, hand, torch;
-    std::size_t arena_seq, arena_sched, arena_jit;
+    double piped, flat, seq, jit, hand, torch;
+    std::size_t arena_piped, arena_flat, arena_jit;
     std::string plan;
   };
   std::vector<row> rows;
@@ -202,7 +224,10 @@ void section_mlp(const options& o, torch_process& torch) {
       };
       std::vector<variant> vs;
       vs.push_back(local(
-          "nax scheduled", kind::nax, t, [&] { sched.run(ins, d.out_nax); }, run_check(sched)));
+          "nax pipelined", kind::nax, t, [&] { piped.run(ins, d.out_nax); }, run_check(piped)));
+      vs.push_back(local(
+          "nax unpipelined", kind::baseline, t, [&] { flat.run(ins, d.out_nax); },
+          run_check(flat)));
       vs.push_back(local(
           "nax one at a time", kind::baseline, t, [&] { seq.run(ins, d.out_nax); },
           run_check(seq)));
@@ -227,35 +252,44 @@ void section_mlp(const options& o, torch_process& torch) {
             torch, "PyTorch eager", "mlp", t, 0, m * D,
             [&d](const std::vector<float>& got) { return check_mlp(d, got.data()); }));
       measure(vs, m >= 4096 ? std::min(o.reps, 5) : o.reps, 0.1, false);
-      row r{m, t, 0, 0, 0, 0, 0, 0, 0, 0, ""};
+      row r{m, t, 0, 0, 0, 0, 0, 0, 0, 0, 0, ""};
       for (const auto& v : vs) {
-        if (v.name == "nax scheduled") r.sched = v.median;
+        if (v.name == "nax pipelined") r.piped = v.median;
+        if (v.name == "nax unpipelined") r.flat = v.median;
         if (v.name == "nax one at a time") r.seq = v.median;
         if (v.name == "nax::jit") r.jit = v.median;
         if (v.name.starts_with("hand")) r.hand = v.median;
         if (v.name.starts_with("PyTorch")) r.torch = v.median;
       }
-      r.arena_seq = seq.cached(bind)->arena_bytes;
-      r.arena_sched = sched.cached(bind)->arena_bytes;
+      r.arena_piped = piped.cached(bind)->arena_bytes;
+      r.arena_flat = flat.cached(bind)->arena_bytes;
       r.arena_jit = jit_fn.executable().cached(bind)->arena_bytes;
-      r.plan = cell(sched.cached(bind)->schedule.to_string());
+      r.plan = pipeline_cell(*piped.cached(bind));
       rows.push_back(r);
       print_mlp_line(m, t, vs);
     }
   }
   std::printf(
-      "\n| batch | threads | scheduled ms | one at a time ms | nax::jit ms | hand ms | PyTorch ms "
-      "| one at a time / scheduled | hand / scheduled (target >= 1.0) | PyTorch / scheduled "
-      "(target >= 1.2) | PyTorch / jit | arena MiB (scheduled, one at a time, jit) | schedule "
-      "|\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | "
-      "--- |\n");
-  for (const row& r : rows)
-    std::printf("| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s |\n",
-                r.m, r.threads, ms(r.sched).c_str(), ms(r.seq).c_str(), ms(r.jit).c_str(),
-                ms(r.hand).c_str(), ms(r.torch).c_str(), ratio(r.seq, r.sched).c_str(),
-                ratio(r.hand, r.sched, 1.0).c_str(), ratio(r.torch, r.sched, 1.2).c_str(),
-                ratio(r.torch, r.jit).c_str(), mib(r.arena_sched).c_str(), mib(r.arena_seq).c_str(),
-                mib(r.arena_jit).c_str(), r.plan.c_str());
+      "\n| batch | threads | pipelined ms | unpipelined ms | one at a time ms | nax::jit ms | hand "
+      "ms | PyTorch ms | unpipelined / pipelined (target >= 1.15 at 4096) | one at a time / "
+      "unpipelined | hand / pipelined (target >= 1.0) | PyTorch / pipelined (target >= 1.2) | "
+      "PyTorch / jit | arena MiB pipelined, unpipelined, jit | unpipelined / pipelined arena "
+      "(target >= 4 at 4096) | pipeline |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+      "| --- | ---: | --- |\n");
+  for (const row& r : rows) {
+    const bool big = r.m >= 4096;
+    std::printf(
+        "| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s | %s "
+        "|\n",
+        r.m, r.threads, ms(r.piped).c_str(), ms(r.flat).c_str(), ms(r.seq).c_str(),
+        ms(r.jit).c_str(), ms(r.hand).c_str(), ms(r.torch).c_str(),
+        ratio(r.flat, r.piped, big ? 1.15 : 0).c_str(), ratio(r.seq, r.flat).c_str(),
+        ratio(r.hand, r.piped, 1.0).c_str(), ratio(r.torch, r.piped, 1.2).c_str(),
+        ratio(r.torch, r.jit).c_str(), mib(r.arena_piped).c_str(), mib(r.arena_flat).c_str(),
+        mib(r.arena_jit).c_str(),
+        ratio(double(r.arena_flat), double(r.arena_piped), big ? 4.0 : 0).c_str(), r.plan.c_str());
+  }
 }
 
 // --- proj: independent projections side by side -------------------------------------------------
@@ -417,6 +451,24 @@ void write_trace(const std::string& path) {
       ex.cached({{"batch", 64}})->schedule.to_string().c_str(), path.c_str());
 }
 
+// Three runs of the MLP block, pipelined, at batch `m` on 2 threads, recorded; the last is
+// docs/runtime.md's picture of a pipeline.
+void write_pipeline_trace(const std::string& path, std::size_t m) {
+  mlp_graph graph;
+  std::mt19937 rng(11);
+  auto ex = g::compile(graph.b, {graph.out});
+  const std::vector<dyn_tensor> weights = mlp_weights(ex.program(), rng);
+  mlp_data d = make_mlp_data(ex, weights, m, rng);
+  nax::set_num_threads(2);
+  ex.run(d.in, d.out_nax);  // specialized before the trace
+  nax::trace t;
+  for (int r = 0; r < 3; ++r) ex.run(d.in, d.out_nax);
+  t.stop();
+  t.write_chrome_json(path);
+  std::printf("\ntrace: 3 runs of the MLP block at batch %zu on 2 threads (%s) in %s\n", m,
+              pipeline_cell(*ex.cached({{"batch", m}})).c_str(), path.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -426,17 +478,21 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
     std::fprintf(stderr, "bench_pipeline: cannot re-run itself (%s)\n", std::strerror(errno));
   }
-  std::string trace_path;
+  std::string trace_path, pipeline_trace_path;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--trace" && i + 1 < argc) {
       trace_path = argv[++i];
       continue;
     }
+    if (std::string_view(argv[i]) == "--trace-pipeline" && i + 1 < argc) {
+      pipeline_trace_path = argv[++i];
+      continue;
+    }
     args.push_back(argv[i]);
   }
   options o = parse(static_cast<int>(args.size()), args.data());
-  if (!trace_path.empty() && o.ops.empty()) o.ops = {"trace"};
+  if ((!trace_path.empty() || !pipeline_trace_path.empty()) && o.ops.empty()) o.ops = {"trace"};
   torch_process torch;
   const bool need_torch = wanted(o, "mlp") || wanted(o, "proj");
   const std::string torch_info = need_torch ? start_torch(torch) : "not started";
@@ -452,5 +508,6 @@ int main(int argc, char** argv) {
   if (wanted(o, "mlp")) section_mlp(o, torch);
   if (wanted(o, "proj")) section_proj(o, torch);
   if (!trace_path.empty()) write_trace(trace_path);
+  if (!pipeline_trace_path.empty()) write_pipeline_trace(pipeline_trace_path, o.n ? o.n : 4096);
   std::printf("\nload avg:   %s (after)\n", load_average().c_str());
 }

@@ -3,6 +3,7 @@
 // [outer, reduced, inner], for the geometries that take each of its paths; results equal for
 // every thread count.
 #include <nax/kernels/fused_reduce.hpp>
+#include <nax/kernels/reduce.hpp>
 
 #include <doctest/doctest.h>
 
@@ -94,8 +95,24 @@ struct problem {
     const void* in[3] = {x.data(), with_bias ? static_cast<const void*>(bias.data()) : &scalar,
                          &scalar};
     std::vector<T> out(g.outer * g.inner, T(-7));
-    std::vector<std::byte> scratch(p.scratch_bytes + 64);
-    k::run_fused_reduce(p, in, out.data(), scratch.data());
+    k::run_fused_reduce(p, in, out.data());
+    return out;
+  }
+
+  // The program's result materialized by the elementwise kernel, then reduced by the plain
+  // reduction: what the unfused graph computes.
+  template <class T>
+  std::vector<T> unfused(const std::vector<T>& x, const std::vector<T>& bias,
+                         nax::ops::reduce_kind kind) const {
+    const k::fused_reduce_plan p = plan<T>(kind);
+    const T scalar = with_bias ? T(0.5) : T(0.25);
+    const void* in[3] = {x.data(), with_bias ? static_cast<const void*>(bias.data()) : &scalar,
+                         &scalar};
+    std::vector<T> full(g.outer * g.reduced * g.inner), out(g.outer * g.inner);
+    void* outs[1] = {full.data()};
+    k::run_elementwise(p.program, in, outs);
+    const std::size_t ext[3] = {g.outer, g.reduced, g.inner}, middle[1] = {1};
+    k::run_reduce(k::plan_reduce(nax::dtype_of<T>, kind, ext, middle), full.data(), out.data());
     return out;
   }
 };
@@ -120,9 +137,9 @@ TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, ev
       {1, 1, 1},       // one element
       {7, 50, 16},     // whole short rows, several per pass
       {40, 3, 33},     // many items
-      {1, 20000, 16},  // few items of much work: the reduced rows cut into parts
-      {2, 9, 5000},    // rows longer than a buffer: pieces of 2048 columns
-      {1, 64, 4100},   // pieces and parts
+      {1, 20000, 16},  // one item of much work
+      {2, 9, 5000},    // rows longer than a buffer: pieces
+      {1, 64, 4100},   // few items: narrower pieces
       {3, 1, 70},      // nothing reduced but one row
   };
   for (bool with_bias : {true, false}) {
@@ -155,18 +172,53 @@ TEST_CASE_TEMPLATE("fused reduction over [outer, reduced, inner]: every path, ev
 }
 
 TEST_CASE("fused reduction: the plan's cuts for each path") {
-  const problem wide{true, {1, 64, 4100}}, tall{true, {1, 20000, 16}}, rows{true, {3000, 13, 1}};
+  const problem wide{true, {1, 64, 4100}}, tall{true, {1, 20000, 16}}, rows{true, {3000, 13, 1}},
+      long_rows{true, {2, 9, 5000}};
+  // Few items: narrower pieces (8 per outer row), never parts of the reduced rows.
   const k::fused_reduce_plan pw = wide.plan<float>(nax::ops::reduce_kind::sum);
-  CHECK(pw.pieces == 3);
-  CHECK(pw.parts == 2);
-  CHECK(pw.scratch_bytes == pw.items * pw.chunk * sizeof(float));
+  CHECK(pw.chunk == 528);  // 4100 / 8, in whole cache lines
+  CHECK(pw.pieces == 8);
+  CHECK(pw.items == 8);
+  const k::fused_reduce_plan pl = long_rows.plan<float>(nax::ops::reduce_kind::sum);
+  CHECK(pl.pieces == 4);  // 2 x 4 = 8 items of 1264 columns, not 2 x 3 of 2048
+  CHECK(pl.items == 8);
+  // Narrow rows stay whole (several per pass), even as one item.
   const k::fused_reduce_plan pt = tall.plan<float>(nax::ops::reduce_kind::sum);
   CHECK(pt.pieces == 1);
-  CHECK(pt.parts == 8);
+  CHECK(pt.items == 1);
   CHECK(pt.pass == k::fused_reduce_buffer_elements / 16);
   const k::fused_reduce_plan pr = rows.plan<float>(nax::ops::reduce_kind::max);
   CHECK(pr.items > 2);
-  CHECK(pr.scratch_bytes == 0);
+}
+
+TEST_CASE_TEMPLATE("fused reduction: the bits of the unfused graph, and of each outer row alone", T,
+                   float, double) {
+  // Fused or not, an output folds its reduced rows in the same order; and how many outer rows
+  // there are changes no output (a pipelined tile of rows gives the bits of the whole).
+  keep_num_threads keep;
+  nax::set_num_threads(2);
+  const geometry geometries[] = {
+      {1, 20000, 16}, {6, 64, 4100}, {20, 3000, 1}, {3, 70000, 1}, {9, 50, 300}};
+  for (bool with_bias : {true, false}) {
+    for (const geometry& g : geometries) {
+      CAPTURE(with_bias);
+      CAPTURE(g.outer);
+      CAPTURE(g.reduced);
+      CAPTURE(g.inner);
+      const problem pr{with_bias, g};
+      const std::vector<T> x = pattern<T>(g.outer * g.reduced * g.inner, 1);
+      const std::vector<T> bias = pattern<T>(g.inner, 2);
+      for (nax::ops::reduce_kind kind : all_kinds) {
+        CAPTURE(nax::ops::name(kind));
+        const std::vector<T> got = pr.run(pr.plan<T>(kind), x, bias);
+        CHECK(got == pr.unfused(x, bias, kind));
+        const problem one{with_bias, {1, g.reduced, g.inner}};
+        const std::vector<T> x_row(x.end() - std::ptrdiff_t(g.reduced * g.inner), x.end());
+        const std::vector<T> last = one.run(one.plan<T>(kind), x_row, bias);
+        CHECK(std::equal(last.begin(), last.end(), got.end() - std::ptrdiff_t(g.inner)));
+      }
+    }
+  }
 }
 
 TEST_CASE("fused reduction over no elements: the sum is 0, max, min and mean are errors") {

@@ -5,6 +5,7 @@
 
 #include "gemm_check.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -167,6 +168,38 @@ TEST_CASE_TEMPLATE("gemv on 2 threads: the 1-thread result bit for bit, and the 
       CHECK(differ == 0);
       CHECK(wrong == 0);
     }
+}
+
+TEST_CASE_TEMPLATE(
+    "a matrix times a column vector: a block of the matrix's rows alone gives "
+    "the bits of those rows of the whole",
+    T, float, double) {
+  // gemv() computes a row's dot product in a group of four or alone depending on where the range
+  // of rows starts and ends; either way its bits are the same (a pipelined tile of rows,
+  // runtime/pipeline.hpp, runs a block of rows alone). k below and above the vector width.
+  for (std::size_t k : {6u, 37u}) {
+    CAPTURE(k);
+    const std::size_t m = 23;
+    const auto x = filled<T>(m * k, 1), v = filled<T>(k, 2);
+    const matrix_ref<const T> vector(v.data(), 1, 1);  // k x 1
+    auto product = [&](std::size_t r0, std::size_t rows) {
+      const auto plan = nax::kernels::plan_gemm<T>(rows, 1, k, 1, 1);
+      REQUIRE(plan.algorithm == gemm_algorithm::gemv);
+      std::vector<T> c(rows);
+      nax::kernels::gemm(plan,
+                         matrix_ref<const T>(x.data() + r0 * k, static_cast<std::ptrdiff_t>(k), 1),
+                         vector, matrix_ref<T>(c.data(), 1, 1));
+      return c;
+    };
+    const std::vector<T> whole = product(0, m);
+    for (std::size_t rows : {2u, 3u, 5u, 7u})
+      for (std::size_t r0 = 0; r0 + rows <= m; r0 += rows) {
+        CAPTURE(rows);
+        CAPTURE(r0);
+        const std::vector<T> block = product(r0, rows);
+        CHECK(std::equal(block.begin(), block.end(), whole.begin() + std::ptrdiff_t(r0)));
+      }
+  }
 }
 
 TEST_CASE_TEMPLATE("panel sources pack the same panels as matrices", T, float, double) {

@@ -13,8 +13,9 @@ namespace k = nax::kernels;
 
 namespace {
 
-constexpr nax::ops::reduce_kind all_kinds[] = {nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean,
-                                        nax::ops::reduce_kind::max, nax::ops::reduce_kind::min};
+constexpr nax::ops::reduce_kind all_kinds[] = {
+    nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean, nax::ops::reduce_kind::max,
+    nax::ops::reduce_kind::min};
 
 template <class T>
 std::vector<T> pattern(std::size_t n) {
@@ -36,7 +37,7 @@ std::vector<double> reference(const std::vector<T>& x, const std::vector<std::si
     if (!(mask >> a & 1)) out_size *= ext[a];
   std::vector<double> acc(out_size, kind == nax::ops::reduce_kind::max   ? -1e300
                                     : kind == nax::ops::reduce_kind::min ? 1e300
-                                                                  : 0.0);
+                                                                         : 0.0);
   std::vector<std::size_t> counts(out_size, 0);
   std::vector<std::size_t> idx(rank, 0);
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -63,7 +64,8 @@ std::vector<double> reference(const std::vector<T>& x, const std::vector<std::si
 
 template <class T>
 double tolerance(nax::ops::reduce_kind kind, std::size_t count) {
-  if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max || kind == nax::ops::reduce_kind::min)
+  if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max ||
+      kind == nax::ops::reduce_kind::min)
     return 0.0;
   const double sum = 4.0 * double(count) * (std::is_same_v<T, float> ? 1e-6 : 1e-13);
   return kind == nax::ops::reduce_kind::mean ? sum / double(count) : sum;
@@ -104,7 +106,8 @@ void check_all_subsets(const std::vector<std::size_t>& ext) {
       const std::size_t count = want.empty() ? 1 : n / want.size();
       for (std::size_t o = 0; o < want.size(); ++o) {
         CAPTURE(o);
-        if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max || kind == nax::ops::reduce_kind::min)
+        if (std::is_integral_v<T> || kind == nax::ops::reduce_kind::max ||
+            kind == nax::ops::reduce_kind::min)
           CHECK(double(got[o]) == want[o]);
         else  // |x| < 4: a bound on the rounding relative to the sum of magnitudes
           CHECK(std::abs(double(got[o]) - want[o]) <= tolerance<T>(kind, count));
@@ -167,6 +170,37 @@ TEST_CASE_TEMPLATE("large rows, columns and scalars; the thread count does not c
   nax::set_num_threads(2);
 }
 
+TEST_CASE_TEMPLATE(
+    "an output's bits depend only on the elements it reduces, not on how many "
+    "outputs there are",
+    T, float, double) {
+  // The first rows of the leading axis reduced alone give the bits of the same rows of the whole
+  // (a block of rows of a pipelined chain, runtime/pipeline.hpp, or a fused reduction's chunk):
+  // rows of much work are cut into parts by that work, whatever the count of outputs.
+  for (const std::vector<std::size_t>& ext :
+       std::vector<std::vector<std::size_t>>{{40, 70001}, {40, 3, 30000}, {20, 300, 7}}) {
+    std::size_t n = 1;
+    for (std::size_t e : ext) n *= e;
+    const std::vector<T> x = pattern<T>(n);
+    for (unsigned mask : {2u, 6u, 4u}) {
+      if (mask >> ext.size()) continue;
+      for (nax::ops::reduce_kind kind : all_kinds) {
+        CAPTURE(ext[1]);
+        CAPTURE(mask);
+        CAPTURE(nax::ops::name(kind));
+        const std::vector<T> whole = run(x, ext, mask, kind);
+        for (std::size_t rows : {1u, 2u, 5u, 17u}) {
+          std::vector<std::size_t> part = ext;
+          part[0] = rows;
+          const std::vector<T> x_part(x.begin(), x.begin() + std::ptrdiff_t(n / ext[0] * rows));
+          const std::vector<T> got = run(x_part, part, mask, kind);
+          CHECK(std::equal(got.begin(), got.end(), whole.begin()));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("the plan: merged axes and the path taken") {
   const std::vector<std::size_t> ext = {4, 5, 6, 7};
   auto plan = [&](std::vector<std::size_t> axes) {
@@ -190,7 +224,8 @@ TEST_CASE("the plan: merged axes and the path taken") {
   CHECK(all.inner == 840);
   // Axes of extent 1 take no part: reducing them is a copy.
   const std::vector<std::size_t> ones = {3, 1, 5, 1};
-  CHECK(k::plan_reduce(nax::dtype::f64, nax::ops::reduce_kind::max, ones, std::vector<std::size_t>{1, 3})
+  CHECK(k::plan_reduce(nax::dtype::f64, nax::ops::reduce_kind::max, ones,
+                       std::vector<std::size_t>{1, 3})
             .path == k::reduce_path::copy);
 }
 
@@ -227,7 +262,8 @@ TEST_CASE("errors name the dtype, the axis and the extents") {
       "nax::kernels::reduce: sum of u8 elements is not supported (f32, f64, i32 or i64)",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::boolean, nax::ops::reduce_kind::max, ext, std::vector<std::size_t>{0}),
+      k::plan_reduce(nax::dtype::boolean, nax::ops::reduce_kind::max, ext,
+                     std::vector<std::size_t>{0}),
       "nax::kernels::reduce: max of bool elements is not supported (f32, f64, i32 or i64)",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
@@ -235,7 +271,8 @@ TEST_CASE("errors name the dtype, the axis and the extents") {
       "nax::kernels::reduce: axis 2 is out of range for 2 axes (extents [3, 4], reduced axes [2])",
       nax::shape_error);
   CHECK_THROWS_WITH_AS(
-      k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0, 1}),
+      k::plan_reduce(nax::dtype::f32, nax::ops::reduce_kind::sum, ext,
+                     std::vector<std::size_t>{1, 0, 1}),
       "nax::kernels::reduce: axis 1 is reduced twice (extents [3, 4], reduced axes [1, 0, 1])",
       nax::shape_error);
 }
@@ -244,13 +281,13 @@ TEST_CASE("the mean of integers truncates toward zero; reduced axes in any order
   const std::vector<std::int32_t> x = {-7, 0, 1, 5, 2, 2};
   const std::vector<std::size_t> ext = {2, 3};
   std::vector<std::int32_t> y(2);
-  k::run_reduce(
-      k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::mean, ext, std::vector<std::size_t>{1}),
-      x.data(), y.data());
+  k::run_reduce(k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::mean, ext,
+                               std::vector<std::size_t>{1}),
+                x.data(), y.data());
   CHECK(y == std::vector<std::int32_t>{-2, 3});
   std::vector<std::int32_t> s(1);
-  k::run_reduce(
-      k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::sum, ext, std::vector<std::size_t>{1, 0}),
-      x.data(), s.data());
+  k::run_reduce(k::plan_reduce(nax::dtype::i32, nax::ops::reduce_kind::sum, ext,
+                               std::vector<std::size_t>{1, 0}),
+                x.data(), s.data());
   CHECK(s[0] == 3);
 }

@@ -2,7 +2,7 @@
 // The memory plan of a specialization checked independently of how it was made: every
 // intermediate against every other live in the same group of its schedule (a value lives from
 // the first to the last group of a step that writes or reads it; a reshape's result and its
-// operand are one buffer). Needs doctest.
+// operand are one buffer; a pipelined chain's ring is its slots' bytes). Needs doctest.
 
 #include <nax/graph/program.hpp>
 #include <nax/runtime/executable.hpp>
@@ -26,6 +26,14 @@ inline std::size_t buffer_owner(const g::program& p, std::size_t v) {
   return v;
 }
 
+// The bytes of v's buffer: a ring of tiles for a pipelined chain's value that lives in one.
+inline std::size_t buffer_bytes(const nax::runtime::specialization& s, std::size_t v) {
+  for (const nax::runtime::pipeline& pl : s.pipelines)
+    for (const nax::runtime::pipeline::tiled_value& t : pl.values)
+      if (t.ring && t.value == v) return t.stride * pl.slots;
+  return s.shapes[v].num_bytes();
+}
+
 inline void check(const nax::runtime::specialization& s, const g::program& p) {
   const std::size_t n = p.values.size();
   std::vector<std::size_t> first(n, ~std::size_t{0}), last(n, 0);
@@ -41,12 +49,12 @@ inline void check(const nax::runtime::specialization& s, const g::program& p) {
   }
   for (std::size_t a = 0; a < n; ++a) {
     if (p.values[a].role != g::value_role::intermediate) continue;
-    const std::size_t abytes = s.shapes[a].num_bytes();
+    const std::size_t abytes = buffer_bytes(s, a);
     CHECK(s.offsets[a] + abytes <= s.arena_bytes);
     for (std::size_t c = a + 1; c < n; ++c) {
       if (p.values[c].role != g::value_role::intermediate) continue;
       const bool meet = first[a] <= last[c] && first[c] <= last[a];
-      const std::size_t cbytes = s.shapes[c].num_bytes();
+      const std::size_t cbytes = buffer_bytes(s, c);
       const bool disjoint =
           s.offsets[a] + abytes <= s.offsets[c] || s.offsets[c] + cbytes <= s.offsets[a];
       if (buffer_owner(p, a) == buffer_owner(p, c)) {

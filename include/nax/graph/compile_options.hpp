@@ -1,6 +1,6 @@
 #pragma once
-// The options of nax::graph::compile: the cache's size, the passes level 1 runs, and what level
-// 2 may run side by side.
+// The options of nax::graph::compile: the cache's size, the passes level 1 runs, what level 2
+// may run side by side and what it may run tile by tile.
 
 #include <cstddef>
 
@@ -26,6 +26,13 @@ enum class step_parallelism {
               // for graphs whose steps the model misjudges)
 };
 
+/// Whether level 2 runs chains of steps tile by tile (runtime/pipeline.hpp).
+enum class pipelining {
+  off,        // every step over whole values
+  automatic,  // chains whose intermediates do not fit in the caches, tiled to fit them
+  always,     // every chain of two tiles or more (for tests)
+};
+
 struct compile_options {
   /// Specializations kept per executable; the least recently used is dropped beyond this.
   std::size_t max_specializations = 64;
@@ -37,6 +44,10 @@ struct compile_options {
   pass_list passes = {};
   /// Which independent steps level 2 runs side by side.
   step_parallelism parallel_steps = step_parallelism::automatic;
+  /// Which chains of steps level 2 runs tile by tile (level 1 finds them only if not `off`).
+  pipelining pipeline = pipelining::automatic;
+  /// Positions of the tile axis per tile; 0: chosen per binding from the cache sizes.
+  std::size_t pipeline_tile = 0;
 };
 
 }  // namespace nax::graph

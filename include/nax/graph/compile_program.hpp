@@ -1,7 +1,8 @@
 #pragma once
 // Level 1 of the two-level JIT: a builder's graph compiled once per symbolic shape pattern into
 // a program. The part the outputs need is copied out of the builder, the pass list rewrites it
-// (graph/pass_list.hpp), and it is lowered to a linear program (graph/lower.hpp).
+// (graph/pass_list.hpp), and it is lowered to a linear program (graph/lower.hpp) whose chains
+// that can run tile by tile are then found (graph/pipeline_chains.hpp).
 
 #include <span>
 
@@ -27,6 +28,7 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/lower.hpp>
 #include <nax/graph/pass_list.hpp>
+#include <nax/graph/pipeline_chains.hpp>
 
 namespace nax::graph {
 
@@ -51,6 +53,7 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
                                      "' renamed");
     p.axis_aliases.push_back(a);
   }
+  if (options.pipeline != pipelining::off) p.pipelines = find_pipeline_chains(p);
   return p;
 }
 

@@ -57,6 +57,15 @@ struct program_step {
   }
 };
 
+/// Steps that can run tile by tile along one axis (graph/pipeline_chains.hpp): consecutive
+/// steps of the program, each reading a value an earlier one of them computed, every operand and
+/// result that has `axis` having it first, and no step reducing, moving or generating along it.
+/// Level 2 picks the tile size per binding (runtime/pipeline.hpp).
+struct pipeline_chain {
+  std::vector<std::uint32_t> steps;  // ascending, consecutive
+  axis_name axis;                    // the tile axis
+};
+
 /// A compiled graph: values (inputs first, in the builder's parameter order), steps in execution
 /// order, and for each requested result the value it is.
 struct program {
@@ -68,6 +77,8 @@ struct program {
   /// The renamed dynamic axes (graph::builder::rename), each bound as its source, one of
   /// dynamic_axes: specialization binds them from the binding of dynamic_axes.
   std::vector<axis_alias> axis_aliases;
+  /// The chains level 2 may pipeline (empty when compile_options::pipelining is off).
+  std::vector<pipeline_chain> pipelines;
 
   const program_value& input(std::size_t k) const { return values[k]; }
   std::size_t num_inputs() const { return input_names.size(); }

@@ -1,7 +1,10 @@
 #pragma once
 // Graphviz of a program: one box per step, inputs and constants as ellipses, outputs doubled;
-// edges carry the symbolic shapes. A fused step is a cluster of the ops it replaces.
+// edges carry the symbolic shapes. A fused step is a cluster of the ops it replaces; a chain that
+// can run tile by tile (graph/pipeline_chains.hpp) is a dashed cluster around its steps, labelled
+// with its tile axis and, if given, what a specialization chose.
 
+#include <span>
 #include <string>
 
 #include <nax/core/linkage.hpp>
@@ -9,7 +12,10 @@
 
 namespace nax::graph {
 
-NAX_RUNTIME_INLINE std::string to_dot(const program& p);
+/// The program as a Graphviz digraph. `pipeline_notes[c]`, if present and not empty, is added to
+/// the label of chain c ("tile 512 of 4096, 2 lanes").
+NAX_RUNTIME_INLINE std::string to_dot(const program& p,
+                                      std::span<const std::string> pipeline_notes = {});
 
 }  // namespace nax::graph
 
@@ -86,7 +92,8 @@ inline void dot_fused_step(std::string& out, const program& p, std::size_t k) {
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::string to_dot(const program& p) {
+NAX_RUNTIME_INLINE std::string to_dot(const program& p,
+                                      std::span<const std::string> pipeline_notes) {
   using detail::dot_escaped;
   using detail::dot_put;
   std::string out = "digraph nax {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
@@ -100,19 +107,32 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p) {
       dot_put(out, "  v", id(v), " [shape=ellipse, style=dashed, label=\"",
               nax::detail::message(pv.scalar), "\"];\n");
   }
+  std::size_t chain = 0;  // the next chain of p.pipelines
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const program_step& s = p.steps[k];
+    if (chain < p.pipelines.size() && p.pipelines[chain].steps.front() == k) {
+      std::string label =
+          "pipeline " + id(chain) + ": tiles along " + std::string(p.pipelines[chain].axis.view());
+      if (chain < pipeline_notes.size() && !pipeline_notes[chain].empty())
+        label += ", " + pipeline_notes[chain];
+      dot_put(out, "  subgraph cluster_pipeline_", id(chain), " {\n    label=\"",
+              dot_escaped(label), "\";\n    style=dashed;\n");
+    }
     if (s.fused) {
       detail::dot_fused_step(out, p, k);
-      continue;
+    } else {
+      std::string label = op_label(s.op);
+      if (const auto* e = s.op.get_if<external_op>()) label = e->kernel->label();
+      detail::dot_box(out, detail::dot_cat({"v", id(s.result)}),
+                      p.values[s.result].role == value_role::output, label);
+      for (value_index a : s.args)
+        dot_put(out, "  v", id(a), " -> v", id(s.result), " [label=\"",
+                dot_escaped(p.values[a].shape.to_string()), "\"];\n");
     }
-    std::string label = op_label(s.op);
-    if (const auto* e = s.op.get_if<external_op>()) label = e->kernel->label();
-    detail::dot_box(out, detail::dot_cat({"v", id(s.result)}),
-                    p.values[s.result].role == value_role::output, label);
-    for (value_index a : s.args)
-      dot_put(out, "  v", id(a), " -> v", id(s.result), " [label=\"",
-              dot_escaped(p.values[a].shape.to_string()), "\"];\n");
+    if (chain < p.pipelines.size() && p.pipelines[chain].steps.back() == k) {
+      out += "  }\n";
+      ++chain;
+    }
   }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {
     dot_put(out, "  out", id(k), " [shape=plaintext, label=\"result ", id(k), "\"];\n");

@@ -199,6 +199,9 @@ class fused_kernel final : public graph::external_kernel {
     return out;
   }
 
+  // An elementwise expression (fused_expression.hpp's file comment): row blocks run alone.
+  bool elementwise() const override { return true; }
+
   std::unique_ptr<kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                              std::uint32_t result,
                                              std::span<const nax::shape> shapes) const override {

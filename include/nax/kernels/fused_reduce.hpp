@@ -7,13 +7,16 @@
 //    parallel.
 //  - inner > 1 (a leading or middle run, as a bias gradient sums over the batch): a work item
 //    owns a piece of one output row, out[a, c0:c1]; it computes the program over a pass of
-//    reduced rows at a time into the buffer and folds each row into its piece. When there are
-//    few such items, the reduced rows are also cut into parts, each folded into a partial row in
-//    caller-given scratch, and the parts combined in order afterwards.
-// Cuts depend on the shapes only, so results do not depend on the thread count.
+//    reduced rows at a time into the buffer and folds each row into its piece, in order, as the
+//    plain reduction's column path does. When there are few such items, the pieces are made
+//    narrower (cutting the reduced rows instead would sum in another order than the plain
+//    reduction: the fused and the unfused graph must give the same bits).
+// Each output is folded in an order that depends on its own reduced elements only, so results
+// depend neither on the thread count nor on how many outputs there are (a pipelined tile's rows
+// give the bits of the whole).
 //
 //   plan_fused_reduce(program_plan, kind, outer, reduced, inner)   once per shape
-//   run_fused_reduce(plan, inputs, out, scratch)                   many times
+//   run_fused_reduce(plan, inputs, out)                            many times
 
 #include <algorithm>
 #include <cstddef>
@@ -23,10 +26,10 @@
 
 #include <nax/core/aligned_memory.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/reduce.hpp>
 #include <nax/ops/reduce_kind.hpp>
-#include <nax/exec/thread_pool.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::kernels {
@@ -40,12 +43,11 @@ struct fused_reduce_plan {
   std::size_t items = 0;  // parallel work items
   // inner = 1: `chunk` rows of `reduced` elements per item, reduced by `full` (`last`: the
   // last item's, shorter). Nothing to compute (a zero extent): `full` is the plain reduction.
-  // inner > 1: items are (a, piece of `chunk` columns, part of the reduced rows); `pass`
-  // reduced rows are computed at a time (with one piece per row: whole rows are contiguous).
-  std::size_t chunk = 0, pieces = 1, parts = 1, pass = 1;
+  // inner > 1: items are (a, piece of `chunk` columns); `pass` reduced rows are computed at a
+  // time (with one piece per row: whole rows are contiguous).
+  std::size_t chunk = 0, pieces = 1, pass = 1;
   reduce_plan full, last;
-  std::size_t scratch_bytes = 0;  // partial rows, parts > 1
-  std::size_t buffer_bytes = 0;   // per running thread
+  std::size_t buffer_bytes = 0;  // per running thread
 };
 
 /// Elements of the program's result a fused reduction computes at a time: its buffer stays
@@ -94,59 +96,44 @@ void fr_divide(T* x, std::size_t n, std::size_t count) {
 }
 
 template <class Red, bool Mean, class T>
-void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out, T* partial) {
+void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out) {
   const std::size_t n = p.inner;
   auto body = [&](std::size_t lo, std::size_t hi) {
     T* const buffer = reinterpret_cast<T*>(fused_reduce_buffer(p.buffer_bytes));
     void* outs[1] = {buffer};
     for (std::size_t item = lo; item < hi; ++item) {
-      const std::size_t part = item % p.parts, q = item / p.parts;
-      const std::size_t a = q / p.pieces, c0 = q % p.pieces * p.chunk;
+      const std::size_t a = item / p.pieces, c0 = item % p.pieces * p.chunk;
       const std::size_t len = std::min(n, c0 + p.chunk) - c0;
-      const index_range rows = split_range(0, p.reduced, part, p.parts);
-      T* const target = p.parts == 1 ? out + a * n + c0 : partial + item * p.chunk;
-      for (std::size_t r = rows.begin; r < rows.end; r += p.pass) {
-        const std::size_t count = std::min(p.pass, rows.end - r);
+      T* const target = out + a * n + c0;
+      for (std::size_t r = 0; r < p.reduced; r += p.pass) {
+        const std::size_t count = std::min(p.pass, p.reduced - r);
         // With one piece per row, len = n: `count` whole rows are contiguous.
         const std::size_t f0 = (a * p.reduced + r) * n + c0;
         ew_run_range(p.program, in, outs, f0, f0 + (count - 1) * n + len, f0);
         for (std::size_t j = 0; j < count; ++j) {
-          if (r + j == rows.begin)
+          if (r + j == 0)
             std::copy_n(buffer, len, target);
           else
             fr_fold<Red>(target, buffer + j * n, len);
         }
       }
-      if constexpr (Mean)
-        if (p.parts == 1) fr_divide(target, len, p.reduced);
+      if constexpr (Mean) fr_divide(target, len, p.reduced);
     }
   };
   if (p.items < 2)
     body(0, p.items);
   else
     parallel_for(0, p.items, 1, body);
-  if (p.parts == 1) return;
-  for (std::size_t q = 0; q < p.outer * p.pieces; ++q) {  // the parts of each piece, in order
-    const std::size_t a = q / p.pieces, c0 = q % p.pieces * p.chunk;
-    const std::size_t len = std::min(n, c0 + p.chunk) - c0;
-    T* const target = out + a * n + c0;
-    std::copy_n(partial + q * p.parts * p.chunk, len, target);
-    for (std::size_t k = 1; k < p.parts; ++k)
-      fr_fold<Red>(target, partial + (q * p.parts + k) * p.chunk, len);
-    if constexpr (Mean) fr_divide(target, len, p.reduced);
-  }
 }
 
 template <class T>
-void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, void* out,
-                          std::byte* scratch) {
+void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, void* out) {
   T* const o = static_cast<T*>(out);
-  T* const partial = reinterpret_cast<T*>(scratch);
   switch (p.kind) {
-    case ops::reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o, partial);
-    case ops::reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o, partial);
-    case ops::reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o, partial);
-    case ops::reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o, partial);
+    case ops::reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o);
+    case ops::reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o);
+    case ops::reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o);
+    case ops::reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o);
   }
 }
 
@@ -183,40 +170,38 @@ inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, ops::reduce
     p.last = plan_reduce(p.type, kind, last, middle);
     p.buffer_bytes = p.chunk * reduced * eb;
   } else {
-    // Whole rows when they fit the buffer (several per pass), else pieces of a few KiB.
+    // Whole rows when they fit the buffer (several per pass), else pieces of a few KiB; with
+    // too few items for the threads, pieces of `want_items` per outer row, down to 256 columns
+    // (a reduced row's piece is one call of the program: narrower, its overhead shows).
     const std::size_t most = fused_reduce_buffer_elements / 4;
+    constexpr std::size_t want_items = 8, narrowest = 256;
     p.chunk = inner <= most ? inner : std::size_t{2048};
+    if (outer * ((inner + p.chunk - 1) / p.chunk) < want_items && inner > narrowest) {
+      const std::size_t want_pieces = (want_items + outer - 1) / outer;
+      const std::size_t w = 64 / eb;  // whole cache lines
+      p.chunk = std::min(
+          p.chunk, std::max(narrowest, ((inner + want_pieces - 1) / want_pieces + w - 1) / w * w));
+    }
     p.pieces = (inner + p.chunk - 1) / p.chunk;
     p.pass = p.pieces == 1 ? std::max<std::size_t>(1, fused_reduce_buffer_elements / inner) : 1;
-    // Few items of much work each: cut the reduced rows into parts too (by size alone, so the
-    // result does not depend on the thread count).
-    constexpr std::size_t want_items = 8, min_part_elements = std::size_t{1} << 15;
-    const std::size_t items = outer * p.pieces;
-    if (items < want_items) {
-      const std::size_t by_size = reduced * std::min(inner, p.chunk) / min_part_elements;
-      p.parts = std::clamp<std::size_t>(std::min(want_items / items, by_size), 1, reduced);
-    }
-    p.items = items * p.parts;
+    p.items = outer * p.pieces;
     p.buffer_bytes = p.pass * p.chunk * eb;  // (pass > 1 only with whole rows: chunk = inner)
-    if (p.parts > 1) p.scratch_bytes = p.items * p.chunk * eb;
   }
   p.program = std::move(program);
   return p;
 }
 
 /// Runs a planned fused reduction: `inputs` are the program's, `out` receives outer * inner
-/// elements, `scratch` holds plan.scratch_bytes (64-aligned). Never allocates but a thread's
-/// first buffer.
-inline void run_fused_reduce(const fused_reduce_plan& p, const void* const* inputs, void* out,
-                             std::byte* scratch) {
+/// elements. Never allocates but a thread's first buffer.
+inline void run_fused_reduce(const fused_reduce_plan& p, const void* const* inputs, void* out) {
   if (p.outer * p.inner == 0 || p.reduced == 0) {
     // The empty cases of the plain reduction: no output, or the sum of nothing.
     if (p.outer * p.inner != 0) run_reduce(p.full, nullptr, out);
     return;
   }
   if (p.inner == 1) return detail::fr_run_rows(p, inputs, static_cast<std::byte*>(out));
-  if (p.type == dtype::f64) return detail::fr_run_columns_typed<double>(p, inputs, out, scratch);
-  detail::fr_run_columns_typed<float>(p, inputs, out, scratch);
+  if (p.type == dtype::f64) return detail::fr_run_columns_typed<double>(p, inputs, out);
+  detail::fr_run_columns_typed<float>(p, inputs, out);
 }
 
 }  // namespace nax::kernels

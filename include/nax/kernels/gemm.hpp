@@ -510,6 +510,16 @@ void gemm_small(const gemm_plan& plan, const matrix_ref<const T>& a, const matri
 template <class T>
 inline constexpr std::size_t gemv_chunk = 8192 / sizeof(T);
 
+/// t plus the products a[p] b[p] for p in [from, to), one at a time: the end of a column's dot
+/// product in gemv(), one function so that a column gives the same bits whether it is computed
+/// in a group of four or alone (which depends on where a range of columns starts and ends: a
+/// pipelined tile's rows, runtime/pipeline.hpp).
+template <class T>
+inline T dot_tail(T t, const T* a, const T* b, std::size_t from, std::size_t to) {
+  for (std::size_t p = from; p < to; ++p) t += a[p] * b[p];
+  return t;
+}
+
 /// Columns [n0, n1) of c (1 x n) = a (1 x k) times b (k x n), b read once, in place: with unit
 /// stride along n, four rows of b at a time are added into a chunk of the result held in L1
 /// (four sequential streams); with unit stride along k, four columns at a time are dot products
@@ -566,19 +576,17 @@ void gemv(std::size_t k, const matrix_ref<const T>& a, const matrix_ref<const T>
           s2 = xsimd::fma(x, V::load_unaligned(col[2] + p), s2);
           s3 = xsimd::fma(x, V::load_unaligned(col[3] + p), s3);
         }
-        T t[4] = {xsimd::hadd(s0), xsimd::hadd(s1), xsimd::hadd(s2), xsimd::hadd(s3)};
-        for (std::size_t p = kfull; p < k; ++p)
-          for (std::size_t q = 0; q < 4; ++q) t[q] += av[p] * col[q][p];
-        for (std::size_t q = 0; q < 4; ++q) acc[j + q] = t[q];
+        acc[j] = dot_tail(xsimd::hadd(s0), av, col[0], kfull, k);
+        acc[j + 1] = dot_tail(xsimd::hadd(s1), av, col[1], kfull, k);
+        acc[j + 2] = dot_tail(xsimd::hadd(s2), av, col[2], kfull, k);
+        acc[j + 3] = dot_tail(xsimd::hadd(s3), av, col[3], kfull, k);
       }
       for (; j < len; ++j) {
         const T* cj = &b(0, j0 + j);
         V s(T(0));
         for (std::size_t p = 0; p < kfull; p += w)
           s = xsimd::fma(V::load_unaligned(av + p), V::load_unaligned(cj + p), s);
-        T t = xsimd::hadd(s);
-        for (std::size_t p = kfull; p < k; ++p) t += av[p] * cj[p];
-        acc[j] = t;
+        acc[j] = dot_tail(xsimd::hadd(s), av, cj, kfull, k);
       }
     }
     update_row(acc, &c(0, j0), c.cs, len, u, epi, 0, j0);

@@ -5,7 +5,8 @@
 // which leaves the two cases of typed/reduce.hpp:
 // - the innermost axis reduced: each output element folds runs of the input in vectors, with the
 //   typed row body (nax::detail::accumulate_row), threaded over output elements; a big reduction
-//   into few outputs (all axes: a scalar) is cut into a fixed number of parts, combined in order;
+//   into few outputs (all axes: a scalar) is cut into parts by the work of one output alone,
+//   combined in order, so that an output's bits never depend on how many others there are;
 // - the innermost axis kept (column sums): each work item accumulates a chunk of an output row,
 //   up to 16 KiB so it stays in L1, with contiguous vectors of every reduced input row.
 // No reduced axes is a copy. Results do not depend on the thread count.
@@ -122,19 +123,22 @@ T divide(T sum, std::size_t count) {
 
 template <class Red, bool Mean, class T>
 void reduce_rows(const reduce_plan& p, const T* in, T* out) {
-  if (p.parts == 1) {
+  if (p.items == p.out_size) {  // an item per output: its parts, if any, combined in order
     auto body = [&](std::size_t lo, std::size_t hi) {
       nest_walker<1> at{&p.kept, {}, {}};
       at.seek(lo);
       for (std::size_t item = lo; item < hi; ++item, at.next()) {
-        const T v = reduce_part<Red>(p, in + at.off[0], 0);
+        T v = reduce_part<Red>(p, in + at.off[0], 0);
+        for (std::size_t k = 1; k < p.parts; ++k)
+          v = Red::combine(v, reduce_part<Red>(p, in + at.off[0], k));
         out[item] = Mean ? divide(v, p.count) : v;
       }
     };
     if (p.items <= p.grain) return body(0, p.items);
     return parallel_for(0, p.items, p.grain, body);
   }
-  // Few outputs, each cut into parts: partial results, combined in order afterwards.
+  // Few outputs, each cut into parts run as items: partial results, combined in order
+  // afterwards (the same combine as above).
   std::array<T, max_partials> partial;
   parallel_for(0, p.items, p.grain, [&](std::size_t lo, std::size_t hi) {
     nest_walker<1> at{&p.kept, {}, {}};
@@ -309,18 +313,20 @@ inline reduce_plan plan_reduce(nax::dtype type, ops::reduce_kind kind,
     p.path = reduce_path::rows;
     p.items = p.out_size;
     const std::size_t per_item = p.count;
-    // A few outputs of much work each: cut into parts by size alone (not by thread count), so
-    // the result is the same for every thread count.
-    if (p.out_size * 4 <= detail::max_partials &&
-        per_item >= 2 * nax::detail::parallel_grain_elements) {
+    // Outputs of much work each are cut into parts by that work alone: not by the thread count
+    // nor by how many outputs there are, so an output's bits depend only on the elements it
+    // reduces (a block of rows, a pipelined tile or a fused reduction's chunk gives the bits of
+    // the whole). Few outputs run their parts as work items of their own.
+    if (per_item >= 2 * nax::detail::parallel_grain_elements) {
       const std::size_t rows = p.reduced.count();
-      p.parts = std::min<std::size_t>(detail::max_partials / p.out_size,
+      p.parts = std::min<std::size_t>(detail::max_partials,
                                       per_item / nax::detail::parallel_grain_elements);
       if (rows > 1) p.parts = std::min(p.parts, rows);
-      p.items = p.out_size * p.parts;
+      if (p.out_size * p.parts <= detail::max_partials) p.items = p.out_size * p.parts;
     }
-    p.grain = std::max<std::size_t>(
-        1, nax::detail::parallel_grain_elements / std::max<std::size_t>(1, p.count / p.parts));
+    p.grain =
+        std::max<std::size_t>(1, nax::detail::parallel_grain_elements /
+                                     std::max<std::size_t>(1, p.count * p.out_size / p.items));
   } else {
     p.path = reduce_path::columns;
     const std::size_t n = p.inner, kept_rows = p.out_size / n;

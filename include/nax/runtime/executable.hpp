@@ -71,6 +71,9 @@ class executable {
 
   NAX_RUNTIME_INLINE const graph::program& program() const noexcept;
   NAX_RUNTIME_INLINE std::string to_dot() const;
+  /// The same, with what the specialization for `b` (made now if not cached) chose for each
+  /// pipeline chain: its tile size, lanes and ring slots, or that it runs whole.
+  NAX_RUNTIME_INLINE std::string to_dot(const nax::bindings& b);
 
  private:
   struct state;
@@ -108,7 +111,8 @@ struct executable::state {
         options(o),
         id(next_id()),
         signature(program),
-        cache(program, o.max_specializations, runtime::specialize_options{0, o.parallel_steps}) {}
+        cache(program, o.max_specializations,
+              runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile}) {}
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -138,8 +142,9 @@ NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_optio
   state_ = std::make_unique<state>(std::move(p), options);
   if (state_->program.dynamic_axes.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    state_->fixed =
-        runtime::specialize(state_->program, nax::bindings{}, {0, state_->options.parallel_steps});
+    state_->fixed = runtime::specialize(state_->program, nax::bindings{},
+                                        {0, state_->options.parallel_steps,
+                                         state_->options.pipeline, state_->options.pipeline_tile});
     state_->fixed_entry = std::make_shared<runtime::cache_entry>();
     state_->fixed_entry->spec = state_->fixed;
     state_->fixed_stats.last_specialization_time = std::chrono::steady_clock::now() - start;
@@ -242,6 +247,21 @@ NAX_RUNTIME_INLINE const graph::program& executable::program() const noexcept {
 }
 NAX_RUNTIME_INLINE std::string executable::to_dot() const { return graph::to_dot(state_->program); }
 
+NAX_RUNTIME_INLINE std::string executable::to_dot(const nax::bindings& b) {
+  std::shared_ptr<const runtime::specialization> s = cached(b);
+  if (!s) {
+    pre_specialize({b});
+    s = cached(b);
+  }
+  const graph::program& p = state_->program;
+  std::vector<std::string> notes(p.pipelines.size(), "whole at " + b.to_string());
+  for (const runtime::pipeline& pl : s->pipelines)
+    notes[pl.chain] =
+        detail::message("tile ", pl.tile, " of ", pl.extent, " at ", b.to_string(), " (", pl.tiles,
+                        " tiles, ", pl.lanes, " lanes, rings of ", pl.slots, ")");
+  return graph::to_dot(p, notes);
+}
+
 NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tensor> inputs) const {
   const graph::program& p = state_->program;
   if (inputs.size() != p.num_inputs()) {
@@ -327,6 +347,10 @@ NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const d
   const runtime::step_schedule& plan = s.schedule;
   for (std::size_t g = 0; g < plan.groups(); ++g) {
     const std::span<const std::uint32_t> group = plan.group(g);
+    if (!s.pipeline_of.empty() && s.pipeline_of[g] != runtime::specialization::none) {
+      runtime::run_pipeline(s.pipelines[s.pipeline_of[g]], p, values, arena, tr, run_id);
+      continue;
+    }
     if (group.size() == 1) {
       run_step(group[0], g);
       continue;

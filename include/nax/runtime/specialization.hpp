@@ -2,8 +2,9 @@
 // Level 2 of the two-level JIT: a program specialized for one axis binding. Every
 // value gets its concrete shape, every step its kernel with the shape-dependent choices made
 // (GEMM plan, loop geometry, thread split), the steps grouped where independent ones run side by
-// side (runtime/step_schedule.hpp), and every intermediate an offset in one arena from an exact
-// memory plan over the steps' lifetimes in that schedule. Made for one thread count: the thread
+// side (runtime/step_schedule.hpp), chains run tile by tile where that pays (runtime/pipeline.hpp),
+// and every intermediate an offset in one arena from an exact memory plan over the steps'
+// lifetimes in that schedule. Made for one thread count: the thread
 // split of every plan is that count's. Built once per binding, in microseconds; a run then only
 // fills in the caller's addresses and walks the steps.
 
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/arena_pool.hpp>
+#include <nax/runtime/pipeline.hpp>
 #include <nax/runtime/step_factory.hpp>
 #include <nax/runtime/step_schedule.hpp>
 
@@ -38,6 +41,9 @@ struct specialization {
   std::vector<nax::shape> shapes;        // concrete, per value
   std::vector<graph::value_role> roles;  // per value
   std::vector<std::unique_ptr<kernels::step_kernel>> kernels;  // per step
+  std::vector<pipeline> pipelines;                             // the chains run tile by tile
+  std::vector<std::uint32_t> pipeline_of;  // per group: its pipeline, or none (empty if none)
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
   std::vector<std::size_t> offsets;      // per value: an intermediate's offset in the arena
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
   std::size_t arena_bytes = 0;
@@ -50,6 +56,8 @@ struct specialization {
 struct specialize_options {
   std::size_t threads = 0;  // 0: nax::num_threads()
   graph::step_parallelism parallel_steps = graph::step_parallelism::automatic;
+  graph::pipelining pipeline = graph::pipelining::automatic;
+  std::size_t pipeline_tile = 0;  // 0: chosen per binding
 };
 
 /// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
@@ -152,16 +160,37 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   s->kernels = make_step_kernels(p, s->shapes, scratch);
   for (std::size_t k = 0; k < p.steps.size(); ++k)
     if (aliasing_step[k]) s->kernels[k] = std::make_unique<detail::no_step>();
+  // Chains that run tile by tile (runtime/pipeline.hpp) are each one unit of the schedule.
+  std::vector<std::uint32_t> unit_of;
+  for (std::uint32_t c = 0; c < p.pipelines.size(); ++c) {
+    std::optional<pipeline> pl =
+        plan_pipeline(p, c, s->shapes, s->threads, o.pipeline, o.pipeline_tile);
+    if (!pl) continue;
+    if (unit_of.empty()) {
+      unit_of.resize(p.steps.size());
+      std::iota(unit_of.begin(), unit_of.end(), std::uint32_t{0});
+    }
+    for (std::uint32_t k : p.pipelines[c].steps) unit_of[k] = p.pipelines[c].steps.front();
+    s->pipelines.push_back(std::move(*pl));
+  }
   s->schedule = o.parallel_steps == graph::step_parallelism::off
-                    ? sequential_schedule(p)
+                    ? sequential_schedule(p, unit_of)
                     : schedule_steps(p, s->shapes, s->kernels, s->threads,
-                                     o.parallel_steps == graph::step_parallelism::always);
+                                     o.parallel_steps == graph::step_parallelism::always, unit_of);
+  if (!s->pipelines.empty()) s->pipeline_of.assign(s->schedule.groups(), specialization::none);
+  for (std::uint32_t i = 0; i < s->pipelines.size(); ++i) {
+    pipeline& pl = s->pipelines[i];
+    const graph::pipeline_chain& chain = p.pipelines[pl.chain];
+    pl.group = s->schedule.group_of[chain.steps.front()];
+    s->pipeline_of[pl.group] = i;
+  }
   // A step that runs side by side with others gets its share of the threads: it is planned
   // again for that share, so that it does not run a split made for every thread on one (a GEMM
   // split in two packs its shared operand twice: 3% slower on the transformer block).
   for (std::size_t g = 0; g < s->schedule.groups(); ++g) {
     const std::span<const std::uint32_t> group = s->schedule.group(g);
-    if (group.size() < 2) continue;
+    if (group.size() < 2 || (!s->pipeline_of.empty() && s->pipeline_of[g] != specialization::none))
+      continue;
     const nax::detail::planning_threads_scope share(
         std::max<std::size_t>(1, s->threads / group.size()));
     for (std::uint32_t k : group) {
@@ -172,8 +201,19 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     }
   }
 
-  // Intermediates first, then the steps' scratch, in one memory plan over the schedule's
-  // groups: a value lives from its producer's group to its last reader's.
+  // A pipelined chain's steps run as its stages' tile kernels: the whole steps' scratch goes.
+  std::vector<std::size_t> ring_of(n, 0);
+  for (pipeline& pl : s->pipelines) {
+    const graph::pipeline_chain& chain = p.pipelines[pl.chain];
+    std::erase_if(scratch, [&](const scratch_request& r) {
+      return r.step >= chain.steps.front() && r.step <= chain.steps.back();
+    });
+    build_pipeline(pl, p, s->shapes, s->threads, scratch, ring_of);
+  }
+
+  // Intermediates first (a ring's bytes for the values that live in one), then the steps'
+  // scratch, then the pipelines' bookkeeping, in one memory plan over the schedule's groups: a
+  // value lives from its producer's group to its last reader's.
   const std::vector<std::uint32_t>& group_of = s->schedule.group_of;
   std::vector<buffer_request> requests;
   requests.reserve(n);
@@ -196,7 +236,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     // (A value no step touches keeps its program lifetime: groups are steps when nothing runs
     // side by side.)
     if (first[v] == none) first[v] = last[v] = group_of.empty() ? 0 : group_of[pv.first_step];
-    requests.push_back({s->shapes[v].num_bytes(), first[v], last[v]});
+    requests.push_back({ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), first[v], last[v]});
   }
   for (std::size_t v = 0; v < n; ++v) {
     if (alias_of[v] == v || first[v] == none) continue;
@@ -206,13 +246,17 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   }
   for (const scratch_request& r : scratch)
     requests.push_back({r.bytes, group_of[r.step], group_of[r.step]});
+  for (const pipeline& pl : s->pipelines)
+    requests.push_back({pl.state_bytes(), pl.group, pl.group});
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
     if (request_of[v] != static_cast<std::size_t>(-1)) s->offsets[v] = plan.offsets[request_of[v]];
-  const std::size_t first_scratch = requests.size() - scratch.size();
+  const std::size_t first_scratch = requests.size() - scratch.size() - s->pipelines.size();
   for (std::size_t k = 0; k < scratch.size(); ++k)
     *scratch[k].offset = plan.offsets[first_scratch + k];
+  for (std::size_t i = 0; i < s->pipelines.size(); ++i)
+    s->pipelines[i].state = plan.offsets[first_scratch + scratch.size() + i];
   s->arena_bytes = plan.arena_bytes;
   s->live_peak_bytes = plan.live_peak_bytes;
   s->pool_bytes = pow2_pool_bytes(requests);

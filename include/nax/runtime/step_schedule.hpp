@@ -43,16 +43,20 @@ struct step_schedule {
   std::string to_string() const;
 };
 
-/// Steps one at a time in program order (one thread, or DAG parallelism turned off).
-NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p);
+/// Steps one at a time in program order (one thread, or DAG parallelism turned off). `unit_of`,
+/// if not empty, gives per step the first step of the unit it belongs to: consecutive steps that
+/// run as one group (a pipelined chain, runtime/pipeline.hpp).
+NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p,
+                                                     std::span<const std::uint32_t> unit_of = {});
 
 /// The schedule of p's steps for `threads` threads, given the concrete shapes and the steps'
 /// kernels (which say how many threads each would use alone). `always`: group every set of ready
-/// independent steps, up to `threads` of them, whatever the cost model says.
+/// independent steps, up to `threads` of them, whatever the cost model says. A unit (`unit_of`,
+/// as above) is one group of its own.
 NAX_RUNTIME_INLINE step_schedule
 schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
                std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
-               bool always = false);
+               bool always = false, std::span<const std::uint32_t> unit_of = {});
 
 }  // namespace nax::runtime
 
@@ -135,24 +139,27 @@ NAX_RUNTIME_INLINE std::string step_schedule::to_string() const {
   return out;
 }
 
-NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p) {
+NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p,
+                                                     std::span<const std::uint32_t> unit_of) {
   step_schedule s;
   const auto n = static_cast<std::uint32_t>(p.steps.size());
   s.order.resize(n);
   s.group_of.resize(n);
-  s.group_begin.resize(n + 1);
-  for (std::uint32_t i = 0; i <= n; ++i) {
-    s.group_begin[i] = i;
-    if (i < n) s.order[i] = s.group_of[i] = i;
+  s.group_begin.assign(1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i > 0 && (unit_of.empty() || unit_of[i] == i)) s.group_begin.push_back(i);
+    s.order[i] = i;
+    s.group_of[i] = static_cast<std::uint32_t>(s.group_begin.size() - 1);
   }
+  if (n > 0) s.group_begin.push_back(n);
   return s;
 }
 
 NAX_RUNTIME_INLINE step_schedule
 schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
                std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
-               bool always) {
-  step_schedule s = sequential_schedule(p);
+               bool always, std::span<const std::uint32_t> unit_of) {
+  step_schedule s = sequential_schedule(p, unit_of);
   const std::size_t n = p.steps.size();
   s.cost_ns.resize(n);
   std::vector<double> bytes(n);
@@ -162,29 +169,33 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   }
   if (threads < 2 || n < 2) return s;
 
-  // The steps each step waits for: the producers of its operands.
+  // Units: a step alone, or the steps of a pipelined chain (named by their first step), which
+  // wait for what any of them waits for and run as one group.
+  auto unit = [&](std::size_t i) {
+    return unit_of.empty() ? static_cast<std::uint32_t>(i) : unit_of[i];
+  };
+  // The units each unit waits for: the producers of its operands.
   constexpr std::uint32_t none = ~std::uint32_t{0};
   std::vector<std::uint32_t> producer(p.values.size(), none);
   for (std::size_t i = 0; i < n; ++i) {
-    producer[p.steps[i].result] = static_cast<std::uint32_t>(i);
-    for (graph::value_index e : p.steps[i].extra_results)
-      producer[e] = static_cast<std::uint32_t>(i);
+    producer[p.steps[i].result] = unit(i);
+    for (graph::value_index e : p.steps[i].extra_results) producer[e] = unit(i);
   }
-  // Each step's consumers, CSR: those of step q are consumers[first[q], first[q + 1]) (a step
+  // Each unit's consumers, CSR: those of unit q are consumers[first[q], first[q + 1]) (a unit
   // reading q twice is there twice, and waits for q twice).
   std::vector<std::uint32_t> first(n + 1, 0), waiting(n, 0);
   for (std::size_t i = 0; i < n; ++i)
     for (graph::value_index a : p.steps[i].args)
-      if (const std::uint32_t q = producer[a]; q != none) {
+      if (const std::uint32_t q = producer[a]; q != none && q != unit(i)) {
         ++first[q + 1];
-        ++waiting[i];
+        ++waiting[unit(i)];
       }
   for (std::size_t q = 0; q < n; ++q) first[q + 1] += first[q];
   std::vector<std::uint32_t> consumers(first[n]), filled(first.begin(), first.end() - 1);
   for (std::size_t i = 0; i < n; ++i)
     for (graph::value_index a : p.steps[i].args)
-      if (const std::uint32_t q = producer[a]; q != none)
-        consumers[filled[q]++] = static_cast<std::uint32_t>(i);
+      if (const std::uint32_t q = producer[a]; q != none && q != unit(i))
+        consumers[filled[q]++] = unit(i);
 
   // The time of a group: side by side, one thread each, against one after another, each on
   // the threads it would use. A step that splits and whose operands do not fit in L2 keeps
@@ -199,6 +210,7 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
                            detail::region_ns
                      : s.cost_ns[i];
     groupable[i] = !kernels[i]->does_nothing() && (always || w == 1 || bytes[i] <= l2);
+    if (unit(i) != i || (i + 1 < n && unit(i + 1) == i)) groupable[unit(i)] = 0;  // a chain
   }
   auto gain = [&](std::span<const std::uint32_t> g) {
     double sequential = 0, longest = 0;
@@ -213,7 +225,7 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   // group faster. With no group worth making this is program order.
   std::vector<std::uint32_t> ready;
   for (std::size_t i = 0; i < n; ++i)
-    if (waiting[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
+    if (unit(i) == i && waiting[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
   s.order.clear();
   s.group_begin.assign(1, 0);
   std::vector<std::uint32_t> group;
@@ -231,10 +243,12 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
       else
         group.pop_back();
     }
-    for (std::uint32_t i : group) {
-      ready.erase(std::find(ready.begin(), ready.end(), i));
-      s.group_of[i] = static_cast<std::uint32_t>(s.group_begin.size() - 1);
-      s.order.push_back(i);
+    for (std::uint32_t u : group) {
+      ready.erase(std::find(ready.begin(), ready.end(), u));
+      for (std::uint32_t i = u; i < n && unit(i) == u; ++i) {
+        s.group_of[i] = static_cast<std::uint32_t>(s.group_begin.size() - 1);
+        s.order.push_back(i);
+      }
     }
     s.group_begin.push_back(static_cast<std::uint32_t>(s.order.size()));
     for (std::uint32_t i : group)

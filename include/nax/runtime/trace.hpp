@@ -28,6 +28,7 @@ struct trace_event {
   std::uint32_t group = 0;   // its group in the specialization's schedule
   std::uint32_t thread = 0;  // the thread that ran it: 0 for the first thread the trace saw, ...
   std::uint64_t run = 0;     // which run of the trace it belongs to: 0, 1, ...
+  std::int64_t tile = -1;    // a pipelined step's tile (runtime/pipeline.hpp), else -1
   double start_us = 0, end_us = 0;  // since the trace started
 };
 
@@ -50,8 +51,9 @@ class trace {
   /// "nax-worker-1", ...).
   NAX_RUNTIME_INLINE std::vector<std::string> thread_names() const;
 
-  /// The events as Chrome trace event JSON: one complete event ("ph": "X") per step, with its
-  /// step, group and run as arguments, and the threads' names as metadata.
+  /// The events as Chrome trace event JSON: one complete event ("ph": "X") per step (per tile of
+  /// a pipelined step), with its step, group, run (and tile) as arguments, and the threads' names
+  /// as metadata.
   NAX_RUNTIME_INLINE std::string to_chrome_json() const;
   /// The same, written to `path`; std::runtime_error naming the path if it cannot be written.
   NAX_RUNTIME_INLINE void write_chrome_json(const std::string& path) const;
@@ -60,7 +62,8 @@ class trace {
   NAX_RUNTIME_INLINE std::uint64_t begin_run() noexcept;
   NAX_RUNTIME_INLINE double now_us() const noexcept;
   NAX_RUNTIME_INLINE void record(std::string_view op, std::uint32_t step, std::uint32_t group,
-                                 std::uint64_t run, double start_us, double end_us);
+                                 std::uint64_t run, double start_us, double end_us,
+                                 std::int64_t tile = -1);
 
  private:
   std::chrono::steady_clock::time_point start_;
@@ -180,7 +183,8 @@ NAX_RUNTIME_INLINE double trace::now_us() const noexcept {
 }
 
 NAX_RUNTIME_INLINE void trace::record(std::string_view op, std::uint32_t step, std::uint32_t group,
-                                      std::uint64_t run, double start_us, double end_us) {
+                                      std::uint64_t run, double start_us, double end_us,
+                                      std::int64_t tile) {
   const std::uint64_t key = detail::trace_thread_key();
   std::lock_guard lock(mutex_);
   auto it = std::find(thread_keys_.begin(), thread_keys_.end(), key);
@@ -193,7 +197,12 @@ NAX_RUNTIME_INLINE void trace::record(std::string_view op, std::uint32_t step, s
   e.name.assign(op);
   e.name += " #";
   e.name += std::to_string(step);
+  if (tile >= 0) {
+    e.name += " tile ";
+    e.name += std::to_string(tile);
+  }
   e.step = step;
+  e.tile = tile;
   e.group = group;
   e.thread = static_cast<std::uint32_t>(it - thread_keys_.begin());
   e.run = run;
@@ -248,7 +257,9 @@ NAX_RUNTIME_INLINE std::string trace::to_chrome_json() const {
     out += num;
     out += ",\"pid\":1,\"tid\":" + std::to_string(e.thread) +
            ",\"args\":{\"step\":" + std::to_string(e.step) +
-           ",\"group\":" + std::to_string(e.group) + ",\"run\":" + std::to_string(e.run) + "}}";
+           ",\"group\":" + std::to_string(e.group) + ",\"run\":" + std::to_string(e.run);
+    if (e.tile >= 0) out += ",\"tile\":" + std::to_string(e.tile);
+    out += "}}";
   }
   out += "]}\n";
   return out;

@@ -36,17 +36,15 @@ class fused_reduce_step final : public kernels::step_kernel {
                     graph::value_index result)
       : plan_(std::move(plan)), args_(std::move(inputs)), result_(result) {}
 
-  void run(void* const* values, std::byte* arena) const override {
+  void run(void* const* values, std::byte*) const override {
     constexpr std::size_t inline_pointers = 32;
     const void* in_small[inline_pointers];
     std::vector<const void*> in_big;
     const void** in = in_small;
     if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
-    kernels::run_fused_reduce(plan_, in, values[result_], arena + scratch);
+    kernels::run_fused_reduce(plan_, in, values[result_]);
   }
-
-  std::size_t scratch = 0;  // partial rows in the arena (plan.scratch_bytes)
 
  private:
   kernels::fused_reduce_plan plan_;
@@ -58,21 +56,29 @@ class fused_reduce_step final : public kernels::step_kernel {
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
     const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>& scratch) {
+    std::vector<scratch_request>&) {
   const graph::decomposition& d = *s.fused;
   const graph::reduce_op& r = s.as<graph::fused_reduce_op>().reduce;
   const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
   const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
   // (e is an elementwise op: the fusion pass takes no broadcast as a group's result.)
-  // The group's concrete shape: its symbolic one under the binding the program's inputs carry
-  // (not only the step's arguments: a broadcast in the group may bring an axis none of them has).
+  // The group's concrete shape: its reduced axes from their symbolic extents under the binding
+  // the program's inputs carry (not only the step's arguments: a broadcast in the group may
+  // bring an axis none of them has), its kept ones from the result (which is a tile of the
+  // whole in a pipelined chain, runtime/pipeline.hpp).
   nax::bindings b;
   for (graph::value_index a = 0; a < p.num_inputs(); ++a) {
     const nax::shape& sym = p.values[a].shape;
     for (std::size_t i = 0; i < sym.rank(); ++i)
       if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
   }
-  const nax::shape group = d.ops[e].shape.resolve(b);
+  const std::size_t lo = r.axes[0], hi = std::size_t{r.axes.back()} + 1;
+  const nax::shape resolved = d.ops[e].shape.resolve(b);
+  std::vector<dim> dims(resolved.dims().begin(), resolved.dims().end());
+  const nax::shape& result = shapes[s.result];
+  for (std::size_t i = 0, j = 0; i < dims.size(); ++i)
+    if (i < lo || i >= hi) dims[i] = result[j++];
+  const nax::shape group(resolved.dtype(), std::span<const dim>(dims));
   std::vector<std::ptrdiff_t> strides;
   std::vector<graph::value_index> bound;
   std::vector<kernels::elementwise_operand> operand_of;
@@ -81,18 +87,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
   program.outputs = {operand_of[e].index};
   const extents_vector ext = extents_of(group);
   // The reduced axes are a contiguous run (ascending): the group as [outer, reduced, inner].
-  const std::size_t lo = r.axes[0], hi = std::size_t{r.axes.back()} + 1;
   std::size_t outer = 1, reduced = 1, inner = 1;
   for (std::size_t i = 0; i < ext.size(); ++i)
     (i < lo ? outer : i < hi ? reduced : inner) *= ext[i];
   kernels::fused_reduce_plan plan = kernels::plan_fused_reduce(
       kernels::plan_elementwise(program, ext, strides, 0, kernels::elementwise_streaming::never),
       r.kind, outer, reduced, inner);
-  const std::size_t bytes = plan.scratch_bytes;
-  auto step =
-      std::make_unique<detail::fused_reduce_step>(std::move(plan), std::move(bound), s.result);
-  if (bytes != 0) scratch.push_back({bytes, &step->scratch});
-  return step;
+  return std::make_unique<detail::fused_reduce_step>(std::move(plan), std::move(bound), s.result);
 }
 
 }  // namespace nax::runtime
