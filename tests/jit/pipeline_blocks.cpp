@@ -91,7 +91,9 @@ TEST_CASE("the transformer block: pipelined == unpipelined == one step at a time
   auto piped = jitted(tiled), flat = jitted(one_at_a_time), automatic = jitted();
   CHECK(!piped.executable().program().pipelines.empty());
   std::size_t tiled_runs = 0;
-  for (const auto& [nb, n] : {std::pair<std::size_t, std::size_t>{1, 1}, {5, 5}, {7, 3}, {2, 16}}) {
+  for (const auto& binding : {std::pair<std::size_t, std::size_t>{1, 1}, {5, 5}, {7, 3}, {2, 16}}) {
+    // (Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.)
+    const std::size_t nb = binding.first, n = binding.second;
     CAPTURE(nb);
     CAPTURE(n);
     const auto x =

@@ -5,11 +5,11 @@
 // that has it (a tile is then a contiguous block of rows), and the step never mixes positions
 // along it: no reduction over it, no softmax or layer_norm along it, no slice or concat along
 // it, no transpose that moves it, no contraction over it, nothing that generates positions
-// (iota, random) and no reshape. Chains are runs of consecutive steps, each reading a value an
-// earlier step of the chain computed; level 2 chooses per binding whether and how finely to tile
-// them (runtime/pipeline.hpp).
+// (iota, random) and no reshape. Chains are runs of consecutive steps that can each be tiled
+// along the same axis of the same extent (a step need not read the chain: independent steps
+// run tile by tile too); level 2 chooses per binding whether and how finely to tile them
+// (runtime/pipeline.hpp).
 
-#include <optional>
 #include <vector>
 
 #include <nax/core/axis_name.hpp>
@@ -105,38 +105,24 @@ NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_n
 NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const program& p) {
   std::vector<pipeline_chain> chains;
   pipeline_chain chain;
-  // Whether value v was computed by a step of the current chain.
-  std::vector<char> in_chain(p.values.size(), 0);
-  auto close = [&] {
-    if (chain.steps.size() >= 2) chains.push_back(chain);
-    for (std::uint32_t k : chain.steps) {
-      in_chain[p.steps[k].result] = 0;
-      for (value_index e : p.steps[k].extra_results) in_chain[e] = 0;
-    }
-    chain.steps.clear();
-  };
-  auto join = [&](std::uint32_t k) {
-    chain.steps.push_back(k);
-    in_chain[p.steps[k].result] = 1;
-    for (value_index e : p.steps[k].extra_results) in_chain[e] = 1;
-  };
+  const dim* along = nullptr;  // the tile axis as the chain's first result has it
   for (std::uint32_t k = 0; k < p.steps.size(); ++k) {
     const program_step& s = p.steps[k];
-    if (!chain.steps.empty()) {
-      bool reads_chain = false;
-      for (value_index a : s.args) reads_chain = reads_chain || in_chain[a];
-      if (reads_chain && tileable(p, s, chain.axis)) {
-        join(k);
-        continue;
-      }
-      close();
-    }
     const nax::shape& r = p.values[s.result].shape;
+    // A step joins if it can be tiled along the chain's axis, with the chain's extent (a step
+    // reading a value of the chain has it; one that does not might have another).
+    if (!chain.steps.empty() && r.rank() > 0 && r[0] == *along && tileable(p, s, chain.axis)) {
+      chain.steps.push_back(k);
+      continue;
+    }
+    if (chain.steps.size() >= 2) chains.push_back(chain);
+    chain.steps.clear();
     if (r.rank() == 0 || !r[0].has_name() || !tileable(p, s, r[0].name())) continue;
     chain.axis = r[0].name();
-    join(k);
+    along = &r[0];
+    chain.steps.push_back(k);
   }
-  close();
+  if (chain.steps.size() >= 2) chains.push_back(chain);
   return chains;
 }
 

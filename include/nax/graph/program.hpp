@@ -58,8 +58,8 @@ struct program_step {
 };
 
 /// Steps that can run tile by tile along one axis (graph/pipeline_chains.hpp): consecutive
-/// steps of the program, each reading a value an earlier one of them computed, every operand and
-/// result that has `axis` having it first, and no step reducing, moving or generating along it.
+/// steps of the program, every operand and result that has `axis` having it first (with one
+/// extent), and no step reducing, moving or generating along it.
 /// Level 2 picks the tile size per binding (runtime/pipeline.hpp).
 struct pipeline_chain {
   std::vector<std::uint32_t> steps;  // ascending, consecutive

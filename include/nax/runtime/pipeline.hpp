@@ -151,21 +151,12 @@ void for_each_chain_value(const graph::program& p, const graph::pipeline_chain& 
   }
 }
 
-// Whether v, computed by the chain, is read by no step outside it and is no result: a ring.
+// Whether v is an intermediate the chain computes and only the chain reads: a ring.
 inline bool only_chain_reads(const graph::program& p, const graph::pipeline_chain& c,
                              graph::value_index v) {
-  if (p.values[v].role != graph::value_role::intermediate) return false;
-  for (std::size_t k = 0; k < p.steps.size(); ++k) {
-    if (k >= c.steps.front() && k <= c.steps.back()) continue;
-    for (graph::value_index a : p.steps[k].args)
-      if (a == v) return false;
-  }
-  bool computed = false;
-  for (std::uint32_t k : c.steps) {
-    if (p.steps[k].result == v) computed = true;
-    for (graph::value_index e : p.steps[k].extra_results) computed = computed || e == v;
-  }
-  return computed;
+  const graph::program_value& pv = p.values[v];
+  return pv.role == graph::value_role::intermediate && pv.first_step >= c.steps.front() &&
+         pv.last_step <= c.steps.back();
 }
 
 }  // namespace detail
