@@ -252,6 +252,94 @@ TEST_CASE("tiles of long row reductions, plain and fused, give the whole's bits"
   }
 }
 
+TEST_CASE("an unnamed axis that lands on the tile axis keeps its step out of a chain") {
+  // pos's first axis is unnamed: by position it lands on x's batch and the sum adopts the name,
+  // but a tile of the sum would read all of pos. Likewise a batch pair with an unnamed side.
+  g::builder b;
+  const dim batch = dim::named("batch", 12), d = dim::named("d", 16);
+  const g::value x = b.parameter("x", shape::make(dtype::f32, {batch, 16}));
+  const g::value pos = b.parameter("pos", shape::make(dtype::f32, {12, 16}));
+  const g::value q = b.parameter("q", shape::make(dtype::f32, {batch, dim::named("s", 3), d}));
+  const g::value w = b.parameter("w", shape::make(dtype::f32, {12, d, dim::named("e", 5)}));
+  const g::value sum = x + pos;
+  const g::value y = g::gelu(sum);
+  const g::value qw = g::dot_general(q, w, {{"d", "d"}}, {{0, 0}});
+  const g::value z = g::tanh(qw);
+  const std::vector<g::value> outs{y, z}, params{x, pos, q, w};
+  auto ex = g::compile(b, outs, tiled(3));  // (specialized here: the graph is static)
+  auto ref = g::compile(b, outs, whole);
+  const g::program& p = ex.program();
+  for (const g::pipeline_chain& c : p.pipelines)
+    for (std::uint32_t k : c.steps) {
+      CHECK(p.steps[k].kind() != g::op_kind::elementwise);  // (gelu is fused into the sum)
+      CHECK(p.steps[k].kind() != g::op_kind::fused_elementwise);
+      CHECK(p.steps[k].kind() != g::op_kind::dot_general);
+      CHECK(p.steps[k].kind() != g::op_kind::fused_dense);
+    }
+  std::mt19937 rng(8);
+  const std::vector<dyn_tensor> in = reference::random_inputs(params, {}, rng);
+  const std::vector<dyn_tensor> got = ex.run(in), want = ref.run(in);
+  CHECK(same_bits(got[0], want[0]));
+  CHECK(same_bits(got[1], want[1]));
+}
+
+TEST_CASE(
+    "tiles of products on every GEMM path, and of a stage with scratch, give the whole's "
+    "bits") {
+  // Small products in tiles against packed ones whole; K blocks (k > kc); an operand permuted
+  // into scratch first (its stage runs one tile at a time).
+  struct product {
+    std::size_t rows, k, n, tile;
+  };
+  for (const product& pr : {product{2000, 64, 64, 64}, product{600, 1000, 200, 128}}) {
+    CAPTURE(pr.k);
+    g::builder b;
+    const dim kd = dim::named("k", pr.k), nd = dim::named("n", pr.n);
+    const g::value x = b.parameter("x", shape::make(dtype::f32, {dim("batch"), kd}));
+    const g::value w = b.parameter("w", shape::make(dtype::f32, {kd, nd}));
+    const g::value h = g::dot_general(x, w, {{"k", "k"}});
+    const std::vector<g::value> outs{g::tanh(h) * 0.5}, params{x, w};
+    auto ex = g::compile(b, outs, tiled(pr.tile));
+    auto ref = g::compile(b, outs, whole);
+    std::mt19937 rng(3);
+    const std::vector<dyn_tensor> in = reference::random_inputs(params, {{"batch", pr.rows}}, rng);
+    std::vector<dyn_tensor> want;
+    {
+      const thread_count one(1);
+      want = ref.run(in);
+    }
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      const thread_count t(threads);
+      CHECK(same_bits(ex.run(in)[0], want[0]));
+      REQUIRE(ex.cached({{"batch", pr.rows}})->pipelines.size() == 1);
+    }
+  }
+  // x[batch, h2, s] contracted over (s, h2) in that order: its two axes do not flatten to one
+  // stride, so each tile of x is permuted into scratch before the product.
+  g::builder b;
+  const dim h2 = dim::named("h2", 2), sd = dim::named("s", 3), e = dim::named("e", 7);
+  const g::value x = b.parameter("x", shape::make(dtype::f32, {dim("batch"), h2, sd}));
+  const g::value w = b.parameter("w", shape::make(dtype::f32, {sd, h2, e}));
+  const g::value h = g::dot_general(x, w, {{"s", "s"}, {"h2", "h2"}});
+  const g::value act = g::gelu(h);
+  const std::vector<g::value> outs{g::tanh(act)}, params{x, w};
+  auto ex = g::compile(b, outs, tiled(4));
+  auto ref = g::compile(b, outs, whole);
+  std::mt19937 rng(6);
+  const std::vector<dyn_tensor> in = reference::random_inputs(params, {{"batch", 21}}, rng);
+  const std::vector<dyn_tensor> want = ref.run(in);
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    const thread_count t(threads);
+    CHECK(same_bits(ex.run(in)[0], want[0]));
+    const auto s = ex.cached({{"batch", 21}});
+    REQUIRE(s->pipelines.size() == 1);
+    CHECK(s->pipelines[0].stages[0].exclusive);
+    memory_check::check(*s, ex.program());
+  }
+}
+
 TEST_CASE("the trace has one event per stage per tile, and its JSON names the tiles") {
   mlp m(8, 16);
   auto ex = g::compile(m.b, m.outs, tiled(3));

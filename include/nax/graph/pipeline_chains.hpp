@@ -27,6 +27,11 @@ NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const progra
 }  // namespace nax::graph
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <span>
+
+#include <nax/core/broadcast.hpp>
+#include <nax/core/shape_error.hpp>
+#include <nax/core/small_vector.hpp>
 #include <nax/graph/external_kernel.hpp>
 
 namespace nax::graph {
@@ -41,32 +46,118 @@ inline axis_place place_of(const nax::shape& s, axis_name axis) {
   return axis_place::absent;
 }
 
-// Whether the op itself keeps positions along its operands' axis 0 apart (the operands' and
-// results' places are checked by the caller).
-inline bool keeps_axis_0_apart(const program_step& s, bool lhs_tiled, bool rhs_tiled) {
+// Whether axis i of operand shape `a`, which lands on the result's axis 0, is the operand's
+// named tile axis at position 0: an unnamed axis can land there too (by position, in a batch
+// pair or a concat) and adopt the result's name, and a tile of the result would then read the
+// whole operand. A static 1 broadcast along the tile axis (`broadcasts`) reads one row anyway.
+inline bool lands_as_tile_axis(const nax::shape& a, std::size_t i, axis_name axis,
+                               bool broadcasts) {
+  if (broadcasts && a[i].is_static() && a[i].extent() == 1) return true;
+  return i == 0 && a[0].has_name() && a[0].name() == axis;
+}
+
+// The same for every axis of `a` that lands on the result's axis 0 by the broadcast rule
+// (core/broadcast.hpp), or by `map` if given (a broadcast op's).
+inline bool broadcast_lands_as_tile_axis(const nax::shape& a, const nax::shape& result,
+                                         axis_name axis, const axis_list* map = nullptr) {
+  nax::detail::small_vector<std::size_t, 6> to;
+  to.resize(a.rank());
+  if (map) {
+    for (std::size_t i = 0; i < a.rank(); ++i) to[i] = (*map)[i];
+  } else {
+    try {
+      broadcast_axis_map(a, result, std::span(to.data(), to.size()));
+    } catch (const shape_error&) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < a.rank(); ++i)
+    if (to[i] == 0 && !lands_as_tile_axis(a, i, axis, true)) return false;
+  return true;
+}
+
+// Whether dot_general d gets its result's axis 0 from the operands' tile axes, and only there
+// reads an operand's tile axis: from the first batch pair (both operands tiled), else from
+// lhs's first free axis (rhs not tiled), else from rhs's (lhs not tiled). (A tiled operand
+// whose tile axis is contracted or paired elsewhere fails: a tile would sum over part of it.)
+inline bool dot_lands_as_tile_axis(const dot_general_op& d, const nax::shape& lhs,
+                                   const nax::shape& rhs, axis_name axis) {
+  if (!d.batch.empty())
+    return lands_as_tile_axis(lhs, d.batch[0].lhs, axis, false) &&
+           lands_as_tile_axis(rhs, d.batch[0].rhs, axis, false);
+  const bool lhs_tiled = place_of(lhs, axis) == axis_place::first,
+             rhs_tiled = place_of(rhs, axis) == axis_place::first;
+  auto first_free = [&](const nax::shape& x, bool is_lhs) -> std::size_t {
+    for (std::size_t i = 0; i < x.rank(); ++i) {
+      bool paired = false;
+      for (const axis_pair_index& c : d.contract) paired = paired || (is_lhs ? c.lhs : c.rhs) == i;
+      if (!paired) return i;
+    }
+    return x.rank();
+  };
+  if (const std::size_t f = first_free(lhs, true); f < lhs.rank())
+    return !rhs_tiled && lands_as_tile_axis(lhs, f, axis, false);
+  const std::size_t f = first_free(rhs, false);
+  return !lhs_tiled && f < rhs.rank() && lands_as_tile_axis(rhs, f, axis, false);
+}
+
+inline bool all_args_named(const program& p, const program_step& s) {
+  for (value_index a : s.args)
+    if (!all_axes_named(p.values[a].shape)) return false;
+  return true;
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_name axis) {
+  using detail::axis_place;
+  using detail::place_of;
+  const nax::shape& r = p.values[s.result].shape;
+  if (place_of(r, axis) != axis_place::first) return false;
+  for (value_index e : s.extra_results) {
+    const nax::shape& x = p.values[e].shape;
+    if (place_of(x, axis) != axis_place::first || !(x[0] == r[0])) return false;
+  }
+  // An operand with the tile axis has it first, with the result's extent.
+  for (value_index v : s.args) {
+    const nax::shape& a = p.values[v].shape;
+    const axis_place at = place_of(a, axis);
+    if (at == axis_place::elsewhere || (at == axis_place::first && !(a[0] == r[0]))) return false;
+  }
+  // The op keeps positions along the axis apart, and the operand axes that land on the
+  // result's axis 0 are the operands' tile axes.
   switch (s.kind()) {
     case op_kind::elementwise:
-    case op_kind::fused_elementwise:
+      for (value_index v : s.args)
+        if (!detail::broadcast_lands_as_tile_axis(p.values[v].shape, r, axis)) return false;
+      return true;
+    case op_kind::concat:
+      if (s.as<concat_op>().axis == 0) return false;
+      for (value_index v : s.args)
+        if (!detail::broadcast_lands_as_tile_axis(p.values[v].shape, r, axis)) return false;
+      return true;
     case op_kind::broadcast:
+      return detail::broadcast_lands_as_tile_axis(p.values[s.args[0]].shape, r, axis,
+                                                  &s.as<broadcast_op>().axis_map);
+    // A group's operands broadcast inside it (by name when every axis is named): with every
+    // axis named, the places checked above say where the tile axis lands.
+    case op_kind::fused_elementwise:
+    case op_kind::fused_reduce: return detail::all_args_named(p, s);
+    case op_kind::external:
+      return s.as<external_op>().kernel->elementwise() && detail::all_args_named(p, s);
+    // Operand 0's axes (and names) carry over to the result in order.
     case op_kind::transpose:
     case op_kind::reduce:
-    case op_kind::fused_reduce:
-    case op_kind::arg_reduce: return true;  // the result having the axis first says the rest
+    case op_kind::arg_reduce: return true;
     case op_kind::softmax: return s.as<softmax_op>().axis != 0;
     case op_kind::layer_norm: return s.as<layer_norm_op>().axis != 0;
     case op_kind::slice: return s.as<slice_op>().axis != 0;
-    case op_kind::concat: return s.as<concat_op>().axis != 0;
-    case op_kind::external: return s.as<external_op>().kernel->elementwise();
     case op_kind::dot_general:
     case op_kind::fused_dense: {
       const auto* fused = s.op.get_if<fused_dense_op>();
       const dot_general_op& d = fused ? fused->dot : s.as<dot_general_op>();
-      for (const axis_pair_index& c : d.contract)
-        if ((lhs_tiled && c.lhs == 0) || (rhs_tiled && c.rhs == 0)) return false;
-      if (lhs_tiled && rhs_tiled)  // both tiled: the axis must be a batch pair
-        for (const axis_pair_index& b : d.batch)
-          if (b.lhs == 0 && b.rhs == 0) return true;
-      return !(lhs_tiled && rhs_tiled);
+      return detail::dot_lands_as_tile_axis(d, p.values[s.args[0]].shape, p.values[s.args[1]].shape,
+                                            axis);
     }
     case op_kind::parameter:
     case op_kind::constant:
@@ -76,30 +167,6 @@ inline bool keeps_axis_0_apart(const program_step& s, bool lhs_tiled, bool rhs_t
     case op_kind::random: return false;
   }
   return false;
-}
-
-}  // namespace detail
-
-NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_name axis) {
-  using detail::axis_place;
-  using detail::place_of;
-  if (place_of(p.values[s.result].shape, axis) != axis_place::first) return false;
-  for (value_index e : s.extra_results)
-    if (place_of(p.values[e].shape, axis) != axis_place::first) return false;
-  const dim& extent = p.values[s.result].shape[0];
-  bool tiled[2] = {false, false};
-  for (std::size_t i = 0; i < s.args.size(); ++i) {
-    const nax::shape& a = p.values[s.args[i]].shape;
-    switch (place_of(a, axis)) {
-      case axis_place::elsewhere: return false;
-      case axis_place::absent: break;
-      case axis_place::first:
-        if (!(a[0] == extent)) return false;
-        if (i < 2) tiled[i] = true;
-        break;
-    }
-  }
-  return detail::keeps_axis_0_apart(s, tiled[0], tiled[1]);
 }
 
 NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const program& p) {

@@ -56,8 +56,10 @@ inline void dot_box(std::string& out, const std::string& id, bool is_output,
           dot_escaped(label), "\"];\n");
 }
 
-// A fused step: a cluster of the ops it replaces; its results are the ops that compute them.
-inline void dot_fused_step(std::string& out, const program& p, std::size_t k) {
+// A fused step: a cluster of the ops it replaces (into `out`); its results are the ops that
+// compute them. Its edges go to `edges`: written inside an enclosing cluster (a pipeline's), an
+// edge would draw its far end inside that cluster too.
+inline void dot_fused_step(std::string& out, std::string& edges, const program& p, std::size_t k) {
   const program_step& s = p.steps[k];
   const decomposition& d = *s.fused;
   auto id = [](std::size_t v) { return std::to_string(v); };
@@ -82,10 +84,10 @@ inline void dot_fused_step(std::string& out, const program& p, std::size_t k) {
     for (std::uint32_t in : d.ops[j].inputs) {
       if (d.is_arg(in)) {
         const value_index a = s.args[in];
-        dot_put(out, "  v", id(a), " -> ", op_node[j], " [label=\"",
+        dot_put(edges, "  v", id(a), " -> ", op_node[j], " [label=\"",
                 dot_escaped(p.values[a].shape.to_string()), "\"];\n");
       } else {
-        dot_put(out, "  ", op_node[in - d.num_args], " -> ", op_node[j], ";\n");
+        dot_put(edges, "  ", op_node[in - d.num_args], " -> ", op_node[j], ";\n");
       }
     }
 }
@@ -108,8 +110,10 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p,
               nax::detail::message(pv.scalar), "\"];\n");
   }
   std::size_t chain = 0;  // the next chain of p.pipelines
+  std::string edges;      // of the steps since the last one written
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const program_step& s = p.steps[k];
+    const bool in_chain = chain < p.pipelines.size() && p.pipelines[chain].steps.front() <= k;
     if (chain < p.pipelines.size() && p.pipelines[chain].steps.front() == k) {
       std::string label =
           "pipeline " + id(chain) + ": tiles along " + std::string(p.pipelines[chain].axis.view());
@@ -119,19 +123,24 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p,
               dot_escaped(label), "\";\n    style=dashed;\n");
     }
     if (s.fused) {
-      detail::dot_fused_step(out, p, k);
+      detail::dot_fused_step(out, edges, p, k);
     } else {
       std::string label = op_label(s.op);
       if (const auto* e = s.op.get_if<external_op>()) label = e->kernel->label();
       detail::dot_box(out, detail::dot_cat({"v", id(s.result)}),
                       p.values[s.result].role == value_role::output, label);
       for (value_index a : s.args)
-        dot_put(out, "  v", id(a), " -> v", id(s.result), " [label=\"",
+        dot_put(edges, "  v", id(a), " -> v", id(s.result), " [label=\"",
                 dot_escaped(p.values[a].shape.to_string()), "\"];\n");
     }
-    if (chain < p.pipelines.size() && p.pipelines[chain].steps.back() == k) {
+    const bool closes = chain < p.pipelines.size() && p.pipelines[chain].steps.back() == k;
+    if (closes) {
       out += "  }\n";
       ++chain;
+    }
+    if (closes || !in_chain) {  // a chain's edges after its cluster (see dot_fused_step)
+      out += edges;
+      edges.clear();
     }
   }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {

@@ -250,9 +250,12 @@ NAX_RUNTIME_INLINE std::string executable::to_dot() const { return graph::to_dot
 NAX_RUNTIME_INLINE std::string executable::to_dot(const nax::bindings& b) {
   std::shared_ptr<const runtime::specialization> s = cached(b);
   if (!s) {
-    pre_specialize({b});
+    pre_specialize({b});  // (checks b)
     s = cached(b);
   }
+  const graph::compile_options& o = state_->options;
+  if (!s)  // evicted by another thread's runs meanwhile: made for this drawing alone
+    s = runtime::specialize(state_->program, b, {0, o.parallel_steps, o.pipeline, o.pipeline_tile});
   const graph::program& p = state_->program;
   std::vector<std::string> notes(p.pipelines.size(), "whole at " + b.to_string());
   for (const runtime::pipeline& pl : s->pipelines)

@@ -115,9 +115,9 @@ NAX_RUNTIME_INLINE void run_pipeline(const pipeline& pl, const graph::program& p
 namespace nax::runtime {
 namespace detail {
 
-/// Rows a tile of a chain with a product has at least: each tile packs the product's shared
-/// operand (the weights) again, and below this many rows packing it costs more than a few
-/// percent of the product (the GEMM's own row blocks, gemm_plan::mc, are 1000 and more).
+/// Rows a tile has at least (but for a chain of fewer rows) when the chain has a product that
+/// reads an operand whole (the weights): each tile packs that operand again, and below this many
+/// rows packing it costs more than a few percent of the product.
 inline constexpr std::size_t pipeline_product_rows = 512;
 
 inline bool is_product(const graph::program_step& s) {
@@ -151,12 +151,14 @@ void for_each_chain_value(const graph::program& p, const graph::pipeline_chain& 
   }
 }
 
-// Whether v is an intermediate the chain computes and only the chain reads: a ring.
+// Whether v is an intermediate the chain computes and only the chain reads: a ring. (A value
+// nothing reads, an unread extra result, is not: no reader would hold its slots for it, and two
+// tiles could write one slot at once.)
 inline bool only_chain_reads(const graph::program& p, const graph::pipeline_chain& c,
                              graph::value_index v) {
   const graph::program_value& pv = p.values[v];
   return pv.role == graph::value_role::intermediate && pv.first_step >= c.steps.front() &&
-         pv.last_step <= c.steps.back();
+         pv.last_step > pv.first_step && pv.last_step <= c.steps.back();
 }
 
 }  // namespace detail
@@ -175,8 +177,16 @@ NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p
   const nax::shape& first = shapes[p.steps[chain.steps.front()].result];
   const std::size_t n = first[0].extent();
   if (n < 2) return std::nullopt;
-  bool product = false;
-  for (std::uint32_t k : chain.steps) product = product || detail::is_product(p.steps[k]);
+  // A product (a one-row tile of it would sum in another order, see the file comment), and
+  // one that reads an operand whole in every tile (weights, packed again per tile).
+  bool product = false, shared_operand = false;
+  for (std::uint32_t k : chain.steps) {
+    const graph::program_step& s = p.steps[k];
+    if (!detail::is_product(s)) continue;
+    product = true;
+    shared_operand = shared_operand || !detail::has_axis_first(shapes[s.args[0]], chain.axis) ||
+                     !detail::has_axis_first(shapes[s.args[1]], chain.axis);
+  }
   // Bytes per position of the tile axis: of everything a tile touches, and of the rings.
   std::size_t row_bytes = 0, ring_row_bytes = 0;
   detail::for_each_chain_value(p, chain, [&](graph::value_index v) {
@@ -192,16 +202,17 @@ NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p
   pl.extent = n;
   if (tile) {
     pl.tile = std::min(tile, n);
+    if (product) pl.tile = std::max<std::size_t>(pl.tile, 2);
   } else {
-    // A lane's tile of everything fits in half of its L2; a product's tile has enough rows to
-    // pay for packing its weights again.
-    pl.tile = std::max<std::size_t>(1, l2 / 2 / std::max<std::size_t>(row_bytes, 1));
-    if (product) pl.tile = std::max(pl.tile, detail::pipeline_product_rows);
-    pl.tile = std::min(pl.tile, n);
+    // A lane's tile of everything fits in half of its L2, but a product that reads an operand
+    // whole has tiles of pipeline_product_rows or more, to pay for packing it again; then the
+    // tiles are evened out (1000 = 2 x 500, not 512 + 488).
+    const std::size_t fits = std::max<std::size_t>(1, l2 / 2 / std::max<std::size_t>(row_bytes, 1));
+    const std::size_t tiles = shared_operand && fits < detail::pipeline_product_rows
+                                  ? std::max<std::size_t>(1, n / detail::pipeline_product_rows)
+                                  : (n + fits - 1) / fits;
+    pl.tile = (n + tiles - 1) / tiles;
   }
-  if (product) pl.tile = std::max<std::size_t>(pl.tile, 2);
-  pl.tiles = (n + pl.tile - 1) / pl.tile;
-  if (!tile) pl.tile = (n + pl.tiles - 1) / pl.tiles;  // even tiles: 1000 = 2 x 500, not 512 + 488
   pl.tiles = (n + pl.tile - 1) / pl.tile;
   pl.last = n - (pl.tiles - 1) * pl.tile;
   if (product && pl.last == 1) {  // no one-row product: the last tile takes the row
