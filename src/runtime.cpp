@@ -6,6 +6,7 @@
 #include <nax/exec/cache_info.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_program.hpp>
+#include <nax/graph/grad.hpp>
 #include <nax/graph/infer/arg_reduce.hpp>
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>

@@ -49,6 +49,7 @@
 // graph and runtime: the runtime graph, nax::graph::compile, nax::executable
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_options.hpp>
+#include <nax/graph/grad.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/graph/to_dot.hpp>

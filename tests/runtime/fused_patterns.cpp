@@ -258,6 +258,22 @@ TEST_CASE("an elementwise group fused into a reduction over leading or middle ax
   }
 }
 
+TEST_CASE("a fused reduction over a renamed dynamic axis binds it as its source") {
+  // The group's reduced axis kseq is seq renamed: no input has it, the binding of seq gives it.
+  std::mt19937 rng(13);
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f64, {"seq", dim::named("h", 3)}));
+  auto keys = g::rename(x, "seq", "kseq");
+  auto scores = g::dot_general(x, keys, {{"h", "h"}});  // [seq, kseq]
+  auto out = g::sum(g::tanh(scores) * 2.0, {"kseq"});
+  for (std::size_t seq : {1u, 5u}) {
+    CAPTURE(seq);
+    const std::vector<dyn_tensor> in = {
+        reference::random_tensor(concrete(dtype::f64, {{"seq", seq}, {"h", 3}}), rng)};
+    check(b, {out}, in, tolerance(dtype::f64), "reshape, fused_dense, fused_reduce");
+  }
+}
+
 TEST_CASE("an elementwise group fused into its reduction: every kind, chunked over rows") {
   std::mt19937 rng(10);
   for (dtype t : {dtype::f32, dtype::f64}) {

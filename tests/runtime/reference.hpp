@@ -123,7 +123,9 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       sources.push_back({n.as<g::parameter_op>().name, n.shape, inputs[k].shape()});
       ++k;
     }
-  const nax::bindings binds = nax::extract_bindings(sources);
+  nax::bindings binds = nax::extract_bindings(sources);
+  for (const g::axis_alias& a : b.axis_aliases())  // a renamed axis, bound as its source
+    if (const auto v = binds.find(a.source)) binds.set(a.alias, *v);
   k = 0;
   for (std::size_t id = 0; id < b.size(); ++id) {
     const g::node& n = b.at(static_cast<g::node_id>(id));

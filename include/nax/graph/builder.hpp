@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,9 @@
 namespace nax::graph {
 
 class builder;
+namespace detail {
+struct grad_access;
+}
 
 /// A node of a builder, as the ops take and give it (a handle: the builder owns the node).
 class value {
@@ -157,6 +161,13 @@ class builder {
   /// The dynamic axes made by rename, each with the input axis it is bound as, e.g. {kseq, seq}.
   std::span<const axis_alias> axis_aliases() const noexcept { return aliases_; }
 
+  /// The value of node `id` of this builder (std::out_of_range if there is none).
+  value value_of(node_id id) {
+    if (id >= graph_.size())
+      throw std::out_of_range("nax::graph::builder::value_of: no node " + std::to_string(id));
+    return value(this, id);
+  }
+
   /// The graph built so far.
   const ir& graph() const noexcept { return graph_; }
   std::size_t size() const noexcept { return graph_.size(); }
@@ -166,6 +177,19 @@ class builder {
  private:
   node_id operand(std::string_view op, const value& v) const;
   NAX_RUNTIME_INLINE value push(node n);
+
+  // Autodiff (graph/grad.hpp) reshapes a cotangent back to the exact shape of the value it is
+  // for, names and aliases included (the backward of a rename, split or merge), which reshape's
+  // checks would refuse for a renamed dynamic axis.
+  friend struct detail::grad_access;
+  value reshape_unchecked(value x, nax::shape target) {
+    if (graph_[x.id_].shape == target) return x;
+    node n;
+    n.op = reshape_op{};
+    n.inputs.push_back(x.id_);
+    n.shape = std::move(target);
+    return push(std::move(n));
+  }
 
   ir graph_;
   std::uint32_t parameters_ = 0;

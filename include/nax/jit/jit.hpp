@@ -61,12 +61,24 @@ jit_input<T, Axes...> input(std::string name) {
   return {std::move(name)};
 }
 
+/// An input that nax::value_and_grad gives no gradient (data, targets); to nax::jit, an input.
+template <class T, axis_type... Axes>
+struct jit_data : jit_input<T, Axes...> {};
+
+/// `nax::data<float, batch, hidden>("x")`: see jit_data.
+template <class T, axis_type... Axes>
+jit_data<T, Axes...> data(std::string name) {
+  return {{std::move(name)}};
+}
+
 namespace detail {
 
 template <class X>
 inline constexpr bool is_jit_input_v = false;
 template <class T, class... A>
 inline constexpr bool is_jit_input_v<jit_input<T, A...>> = true;
+template <class T, class... A>
+inline constexpr bool is_jit_input_v<jit_data<T, A...>> = true;
 
 template <class X>
 inline constexpr bool is_tuple_v = false;

@@ -41,6 +41,7 @@
   X(gelu,          1, floating, same)            \
   X(gelu_tanh,     1, floating, same)            \
   X(silu,          1, floating, same)            \
+  X(erf,           1, floating, same)            \
   X(leaky_relu,    2, floating, same)            \
   X(pow,           2, floating, same)            \
   X(equal,         2, equality, boolean)         \

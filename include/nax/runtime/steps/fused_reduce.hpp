@@ -72,6 +72,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
     for (std::size_t i = 0; i < sym.rank(); ++i)
       if (sym[i].is_dynamic() && sym[i].has_name()) b.set(sym[i].name(), shapes[a][i].extent());
   }
+  for (const graph::axis_alias& a : p.axis_aliases)  // a renamed axis (kseq) as its source
+    if (const auto v = b.find(a.source)) b.set(a.alias, *v);
   const std::size_t lo = r.axes[0], hi = std::size_t{r.axes.back()} + 1;
   const nax::shape resolved = d.ops[e].shape.resolve(b);
   std::vector<dim> dims(resolved.dims().begin(), resolved.dims().end());

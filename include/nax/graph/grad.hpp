@@ -1,0 +1,186 @@
+#pragma once
+// Reverse-mode autodiff on the runtime graph: gradients are graph building (seed 000). grad
+// walks a builder's nodes from the outputs back to the `wrt` values and adds each node's
+// vector-Jacobian product (graph/vjp/) to the same builder, so the gradients are ordinary values:
+// compiled, fused, specialized and cached with the forward graph they read.
+//
+//   auto loss = g::mean(g::sum(d * d, {"out"}), {"batch"});    // rank 0
+//   std::vector<g::value> dw = g::grad(loss, {w1, b1});        // one per wrt, of its shape
+//   nax::executable ex = g::compile(b, {loss, dw[0], dw[1]});
+//
+// Only f32 and f64 values carry gradients: an integer or bool value (argmax, a comparison,
+// iota) stops them, as a constant or random node does. A wrt value the outputs do not depend on
+// gets zeros. A node on the way whose op has no VJP is an error naming it, never a silent zero.
+
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include <nax/core/linkage.hpp>
+#include <nax/graph/builder.hpp>
+
+namespace nax::graph {
+
+/// The gradient of `loss` (rank 0, f32 or f64) with respect to each of `wrt` (parameters or
+/// intermediates of loss's builder, f32 or f64), each of its value's shape.
+NAX_RUNTIME_INLINE std::vector<value> grad(const value& loss, std::span<const value> wrt);
+inline std::vector<value> grad(const value& loss, std::initializer_list<value> wrt) {
+  return grad(loss, std::span(wrt.begin(), wrt.size()));
+}
+
+/// The gradients of the sum of several losses (each rank 0).
+NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> losses,
+                                           std::span<const value> wrt);
+
+/// The vector-Jacobian product of the outputs ys at the seed cotangents dys (dys[i] of ys[i]'s
+/// shape): for each w of wrt, the sum over i of dys[i] times the derivative of ys[i] by w.
+NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<const value> wrt,
+                                           std::span<const value> dys);
+inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt, const value& dy) {
+  return grad(std::span(&y, 1), std::span(wrt.begin(), wrt.size()), std::span(&dy, 1));
+}
+
+}  // namespace nax::graph
+
+#if NAX_RUNTIME_DEFINITIONS
+#include <optional>
+#include <string>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/graph/external_kernel.hpp>
+#include <nax/graph/ops.hpp>
+#include <nax/graph/vjp/common.hpp>
+#include <nax/graph/vjp/dot_general.hpp>
+#include <nax/graph/vjp/elementwise.hpp>
+#include <nax/graph/vjp/layout.hpp>
+#include <nax/graph/vjp/reduce.hpp>
+#include <nax/graph/vjp/rows.hpp>
+
+namespace nax::graph {
+namespace detail {
+
+inline bool carries_gradient(const nax::shape& s) {
+  return s.dtype() == nax::dtype::f32 || s.dtype() == nax::dtype::f64;
+}
+
+inline std::string node_label(const node& n) {
+  if (const auto* e = n.op.get_if<external_op>())
+    return "external node '" + e->kernel->label() + "'";
+  return "'" + std::string(name(n.kind())) + "'";
+}
+
+// Node n's VJP: its operands' cotangents from its own (c.dy).
+inline void vjp_of(const vjp_context& c) {
+  switch (c.n.kind()) {
+    case op_kind::elementwise: return vjp_elementwise(c);
+    case op_kind::reduce: return vjp_reduce(c);
+    case op_kind::dot_general: return vjp_dot_general(c);
+    case op_kind::transpose: return vjp_transpose(c);
+    case op_kind::reshape: return vjp_reshape(c);
+    case op_kind::broadcast: return vjp_broadcast(c);
+    case op_kind::slice: return vjp_slice(c);
+    case op_kind::concat: return vjp_concat(c);
+    case op_kind::softmax: return vjp_softmax(c);
+    case op_kind::layer_norm: return vjp_layer_norm(c);
+    // No operand, or none that carries a gradient (argmax's result is an integer).
+    case op_kind::parameter:
+    case op_kind::constant:
+    case op_kind::iota:
+    case op_kind::random:
+    case op_kind::arg_reduce: return;
+    // nax::jit's expressions with a cast or a tensor of their own are one external node; the
+    // fusion passes' nodes never reach a builder.
+    case op_kind::external:
+    case op_kind::fused_elementwise:
+    case op_kind::fused_dense:
+    case op_kind::fused_reduce:
+    case op_kind::extra_result: break;
+  }
+  nax::detail::throw_shape_error("nax::graph::grad: no VJP for ", node_label(c.n), " of shape ",
+                                 c.n.shape.to_string(), " (node ", c.y.id(), ")");
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<const value> wrt,
+                                           std::span<const value> dys) {
+  if (ys.empty()) nax::detail::throw_shape_error("nax::graph::grad: no output to differentiate");
+  if (dys.size() != ys.size())
+    nax::detail::throw_shape_error("nax::graph::grad: ", ys.size(), " outputs but ", dys.size(),
+                                   " seed cotangents");
+  builder& b = ys[0].owner();
+  const std::size_t n = b.size();  // the forward graph: the nodes made before grad
+  auto check = [&](const value& v, const char* what, std::size_t i) {
+    if (&v.owner() != &b)
+      nax::detail::throw_shape_error("nax::graph::grad: ", what, " ", i,
+                                     " belongs to another builder");
+    if (!detail::carries_gradient(v.shape()))
+      nax::detail::throw_shape_error("nax::graph::grad: ", what, " ", i, " is ",
+                                     v.shape().to_string(), "; gradients are of f32 or f64 values");
+  };
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    check(ys[i], "output", i);
+    check(dys[i], "seed cotangent", i);
+    if (!(dys[i].shape() == ys[i].shape()))
+      nax::detail::throw_shape_error("nax::graph::grad: seed cotangent ", i, " is ",
+                                     dys[i].shape().to_string(), ", output ", i, " is ",
+                                     ys[i].shape().to_string());
+  }
+  std::vector<char> wanted(n, 0);
+  for (std::size_t i = 0; i < wrt.size(); ++i) {
+    check(wrt[i], "wrt value", i);
+    wanted[wrt[i].id()] = 1;
+  }
+  // needed[v]: v carries a gradient and depends on a wrt value (only those get cotangents).
+  std::vector<char> needed(n, 0);
+  for (node_id v = 0; v < n; ++v) {
+    const node& nd = b.at(v);
+    if (!detail::carries_gradient(nd.shape)) continue;
+    bool depends = wanted[v] != 0;
+    for (node_id in : nd.inputs) depends = depends || needed[in];
+    needed[v] = depends;
+  }
+  std::vector<std::optional<value>> cotangent(n);
+  for (std::size_t i = 0; i < ys.size(); ++i)
+    if (needed[ys[i].id()]) {
+      std::optional<value>& c = cotangent[ys[i].id()];
+      c = c ? *c + dys[i] : dys[i];
+    }
+  for (node_id v = n; v-- > 0;) {
+    if (!needed[v] || !cotangent[v]) continue;
+    const node nd = b.at(v);  // a copy: the VJP adds nodes
+    std::vector<char> wants(nd.inputs.size(), 0);
+    bool any = false;
+    for (std::size_t i = 0; i < nd.inputs.size(); ++i) {
+      wants[i] = needed[nd.inputs[i]];
+      any = any || wants[i];
+    }
+    if (!any) continue;
+    const detail::vjp_context c{b, nd, b.value_of(v), *cotangent[v], wants, &cotangent};
+    detail::vjp_of(c);
+  }
+  std::vector<value> out;
+  out.reserve(wrt.size());
+  for (const value& w : wrt) out.push_back(cotangent[w.id()] ? *cotangent[w.id()] : zeros_like(w));
+  return out;
+}
+
+NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> losses,
+                                           std::span<const value> wrt) {
+  std::vector<value> seeds;
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    if (losses[i].shape().rank() != 0)
+      nax::detail::throw_shape_error("nax::graph::grad: loss ", i, " is ",
+                                     losses[i].shape().to_string(),
+                                     ", not rank 0 (give a seed cotangent: grad(y, wrt, dy))");
+    seeds.push_back(losses[i].owner().constant(1.0, losses[i].shape().dtype()));
+  }
+  return grad(losses, wrt, seeds);
+}
+
+NAX_RUNTIME_INLINE std::vector<value> grad(const value& loss, std::span<const value> wrt) {
+  return grad(std::span(&loss, 1), wrt);
+}
+
+}  // namespace nax::graph
+#endif  // NAX_RUNTIME_DEFINITIONS

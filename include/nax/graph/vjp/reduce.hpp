@@ -1,0 +1,25 @@
+#pragma once
+// The VJP of a reduction: the cotangent repeated over the reduced axes; for the mean, divided by
+// their count; for max and min, given to the elements equal to the result (every one of a tie).
+
+#include <nax/graph/vjp/common.hpp>
+
+namespace nax::graph::detail {
+
+inline void vjp_reduce(const vjp_context& c) {
+  const reduce_op& r = c.n.as<reduce_op>();
+  const value x = c.operand(0);
+  const nax::shape xs = c.shape_of(0);
+  switch (r.kind) {
+    case ops::reduce_kind::sum: c.give(0, expand(c.dy, xs, r.axes)); break;
+    case ops::reduce_kind::mean: c.give(0, expand(c.dy / count_of(x, r.axes), xs, r.axes)); break;
+    case ops::reduce_kind::max:
+    case ops::reduce_kind::min: {
+      const value hit = graph::equal(x, expand(c.y, xs, r.axes));
+      c.give(0, graph::where(hit, expand(c.dy, xs, r.axes), 0.0));
+      break;
+    }
+  }
+}
+
+}  // namespace nax::graph::detail

@@ -1,0 +1,104 @@
+#pragma once
+// Optimizers over typed tensors: a parameter updated in place from its gradient, one pass over
+// the parameter, its gradient and its state (kernels/optimizer.hpp), as PyTorch's torch.optim
+// SGD, Adam and AdamW compute it.
+//
+//     nax::optim::adamw opt{.lr = 1e-3, .weight_decay = 0.01};
+//     auto s = opt.init(w);                          // the moments, zeros like w
+//     auto [loss, grads] = step(x, y, w);            // nax::value_and_grad
+//     opt.step(w, std::get<0>(grads), s);            // w, s updated in place
+
+#include <cmath>
+#include <cstddef>
+#include <string_view>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/kernels/optimizer.hpp>
+#include <nax/typed/creation.hpp>
+#include <nax/typed/tensor.hpp>
+
+namespace nax::optim {
+namespace detail {
+
+template <class T, class... A>
+void check_gradient(const char* op, const tensor<T, A...>& w, const tensor<T, A...>& g) {
+  std::size_t i = 0;
+  auto same = [&](std::string_view name) {
+    const std::size_t a = w.extents().extent(i), b = g.extents().extent(i);
+    ++i;
+    if (a != b)
+      nax::detail::throw_shape_error("nax::optim::", op, ": axis '", name, "' is ", a,
+                                     " in the parameter but ", b, " in its gradient");
+  };
+  (same(A::name), ...);
+}
+
+}  // namespace detail
+
+/// Stochastic gradient descent with momentum (torch.optim.SGD).
+struct sgd {
+  double lr = 0.01, momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+
+  /// A parameter's state: its velocity (used with momentum).
+  template <class T, class... A>
+  struct state {
+    tensor<T, A...> velocity;
+    std::size_t steps = 0;
+  };
+
+  template <class T, class... A>
+  state<T, A...> init(const tensor<T, A...>& w) const {
+    return {nax::zeros_like(w), 0};
+  }
+
+  /// w -= lr times the gradient (with momentum and weight decay as torch.optim.SGD).
+  template <class T, class... A>
+  void step(tensor<T, A...>& w, const tensor<T, A...>& grad, state<T, A...>& s) const {
+    detail::check_gradient("sgd", w, grad);
+    kernels::sgd_coefficients c{lr, momentum, dampening, weight_decay, nesterov, s.steps == 0};
+    kernels::sgd_update(w.data(), grad.data(), s.velocity.data(), w.size(), c);
+    ++s.steps;
+  }
+};
+
+/// Adam (Decoupled false: torch.optim.Adam, weight decay added to the gradient) and AdamW
+/// (Decoupled: torch.optim.AdamW, weight decay applied to the parameter apart from the moments).
+template <bool Decoupled>
+struct adam_family {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
+         weight_decay = Decoupled ? 0.01 : 0.0;  // PyTorch's defaults
+
+  /// A parameter's state: its first and second moments, and how many steps it has taken.
+  template <class T, class... A>
+  struct state {
+    tensor<T, A...> m, v;
+    std::size_t steps = 0;
+  };
+
+  template <class T, class... A>
+  state<T, A...> init(const tensor<T, A...>& w) const {
+    return {nax::zeros_like(w), nax::zeros_like(w), 0};
+  }
+
+  template <class T, class... A>
+  void step(tensor<T, A...>& w, const tensor<T, A...>& grad, state<T, A...>& s) const {
+    detail::check_gradient(Decoupled ? "adamw" : "adam", w, grad);
+    ++s.steps;
+    const double t = static_cast<double>(s.steps);
+    const kernels::adam_coefficients c{lr,
+                                       beta1,
+                                       beta2,
+                                       eps,
+                                       weight_decay,
+                                       Decoupled,
+                                       1 - std::pow(beta1, t),
+                                       1 - std::pow(beta2, t)};
+    kernels::adam_update(w.data(), grad.data(), s.m.data(), s.v.data(), w.size(), c);
+  }
+};
+
+using adam = adam_family<false>;
+using adamw = adam_family<true>;
+
+}  // namespace nax::optim
