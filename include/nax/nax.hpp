@@ -40,6 +40,7 @@
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/one_hot.hpp>
+#include <nax/typed/optim.hpp>
 #include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/softmax.hpp>
@@ -64,6 +65,9 @@
 #include <nax/jit/traced_creation.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
+#include <nax/jit/value_and_grad.hpp>
 
 // io
+#include <nax/io/npy.hpp>
+#include <nax/io/npz.hpp>
 #include <nax/io/print.hpp>
