@@ -3,6 +3,8 @@
 // values that stop gradients, the MLP block; and the errors, each naming what is wrong.
 #include "grad_check.hpp"
 
+#include <nax/runtime/specialization.hpp>
+
 #include <string>
 
 namespace g = nax::graph;
@@ -132,4 +134,24 @@ TEST_CASE("errors name what is wrong") {
   CHECK_THROWS_WITH_AS(g::grad(g::sum(first, {0, 1}), {x}),
                        doctest::Contains("no VJP for a slice along the dynamic axis 'batch'"),
                        nax::shape_error);
+}
+
+TEST_CASE("the memory plan's figure of the activations the backward keeps") {
+  g::builder b;
+  const g::value x = b.parameter("x", shape::make(dtype::f64, {dim("batch"), dim::named("h", 5)}));
+  const g::value w = b.parameter("w", shape::make(dtype::f64, {dim::named("h", 5)}));
+  const g::value y = g::tanh(x * w);
+  const g::value loss = g::sum(y, {0, 1});
+  const std::vector<g::value> gr = g::grad(loss, {w});
+  // Step by step: the backward of tanh reads y, the backward of x * w reads the input x (not an
+  // activation) and y's cotangent.
+  auto ex = g::compile(b, {loss, gr[0]}, {.fusion = false});
+  auto forward = g::compile(b, {loss}, {.fusion = false});
+  std::mt19937 rng(14);
+  const auto in = grad_check::inputs(b, {{"batch", 3}}, rng);
+  (void)ex.run(in);
+  (void)forward.run(in);
+  CHECK(ex.cached({{"batch", 3}})->saved_bytes == 3 * 5 * sizeof(double));
+  CHECK(forward.cached({{"batch", 3}})->saved_bytes == 0);
+  CHECK(b.gradient_begin() > y.id());
 }

@@ -158,6 +158,10 @@ class builder {
   /// follow a. nax::shape_error if a or b is dynamic.
   NAX_RUNTIME_INLINE value merge(value x, axis_ref a, axis_ref b, std::string_view to);
 
+  /// The first node graph::grad made (the backward graph's nodes follow it), or ir::no_node if
+  /// grad was not called: the memory plan's figure of the activations the backward keeps.
+  node_id gradient_begin() const noexcept { return gradient_begin_; }
+
   /// The dynamic axes made by rename, each with the input axis it is bound as, e.g. {kseq, seq}.
   std::span<const axis_alias> axis_aliases() const noexcept { return aliases_; }
 
@@ -182,6 +186,9 @@ class builder {
   // for, names and aliases included (the backward of a rename, split or merge), which reshape's
   // checks would refuse for a renamed dynamic axis.
   friend struct detail::grad_access;
+  void mark_gradient_begin(node_id first) {
+    if (gradient_begin_ == ir::no_node || first < gradient_begin_) gradient_begin_ = first;
+  }
   value reshape_unchecked(value x, nax::shape target) {
     if (graph_[x.id_].shape == target) return x;
     node n;
@@ -194,6 +201,7 @@ class builder {
   ir graph_;
   std::uint32_t parameters_ = 0;
   std::vector<axis_alias> aliases_;
+  node_id gradient_begin_ = ir::no_node;
 };
 
 inline const nax::shape& value::shape() const { return builder_->at(id_).shape; }

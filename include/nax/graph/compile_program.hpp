@@ -54,6 +54,7 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
     p.axis_aliases.push_back(a);
   }
   if (options.pipeline != pipelining::off) p.pipelines = find_pipeline_chains(p);
+  p.gradient_begin = g.gradient_begin();
   return p;
 }
 

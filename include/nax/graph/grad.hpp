@@ -140,6 +140,8 @@ NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<
     for (node_id in : nd.inputs) depends = depends || needed[in];
     needed[v] = depends;
   }
+  // (Marked once the arguments are checked: a grad that throws leaves the builder as it was.)
+  detail::grad_access::mark_gradient_begin(b, static_cast<node_id>(n));
   std::vector<std::optional<value>> cotangent(n);
   for (std::size_t i = 0; i < ys.size(); ++i)
     if (needed[ys[i].id()]) {

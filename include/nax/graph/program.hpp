@@ -79,6 +79,9 @@ struct program {
   std::vector<axis_alias> axis_aliases;
   /// The chains level 2 may pipeline (empty when compile_options::pipelining is off).
   std::vector<pipeline_chain> pipelines;
+  /// The builder node graph::grad began the backward graph at (no_value if none): a value of an
+  /// earlier node that a step of a later one reads is an activation the backward keeps.
+  std::uint32_t gradient_begin = no_value;
 
   const program_value& input(std::size_t k) const { return values[k]; }
   std::size_t num_inputs() const { return input_names.size(); }

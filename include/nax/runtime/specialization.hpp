@@ -49,6 +49,9 @@ struct specialization {
   std::size_t arena_bytes = 0;
   std::size_t live_peak_bytes = 0;  // the least any arena could be
   std::size_t pool_bytes = 0;       // what pools of power-of-two buckets would hold
+  /// Of a graph with gradients (graph::grad): the bytes of the forward's intermediates that the
+  /// backward reads, the activations the arena keeps for it (0 without gradients).
+  std::size_t saved_bytes = 0;
   std::unique_ptr<arena_pool> pool;
 };
 
@@ -260,6 +263,24 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   s->arena_bytes = plan.arena_bytes;
   s->live_peak_bytes = plan.live_peak_bytes;
   s->pool_bytes = pow2_pool_bytes(requests);
+
+  // The activations: buffers of forward intermediates (made from builder nodes before the
+  // gradient's) that a backward step reads, each buffer once.
+  if (p.gradient_begin != graph::no_value) {
+    std::vector<char> kept(n, 0);
+    for (const graph::program_step& st : p.steps) {
+      if (st.origin < p.gradient_begin) continue;
+      for (graph::value_index a : st.args) {
+        const std::size_t owner = alias_of[a];
+        const graph::program_value& pv = p.values[owner];
+        if (pv.role != graph::value_role::intermediate || pv.origin >= p.gradient_begin ||
+            kept[owner])
+          continue;
+        kept[owner] = 1;
+        s->saved_bytes += s->shapes[owner].num_bytes();
+      }
+    }
+  }
 
   specialization* self = s.get();
   s->pool = std::make_unique<arena_pool>(plan.arena_bytes, n, [self](arena& a) {

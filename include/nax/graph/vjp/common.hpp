@@ -24,6 +24,7 @@ struct grad_access {
   static value reshape(const value& x, const nax::shape target) {
     return x.owner().reshape_unchecked(x, target);
   }
+  static void mark_gradient_begin(builder& b, node_id first) { b.mark_gradient_begin(first); }
 };
 
 /// One node's VJP: its value y, its cotangent dy (of y's shape), and per operand whether it
