@@ -3,6 +3,7 @@
 // w1[768, 3072] + b1 -> gelu -> dot w2[3072, 768] + b2 -> + x -> layer_norm, as a builder graph,
 // as a nax::jit lambda, hand-written on OpenBLAS + OpenMP loops, and as a reference in double.
 // Include after harness.hpp and, with OpenBLAS, after <cblas.h> and openblas_set_num_threads.
+// (Its functions are [[maybe_unused]]: bench_train uses the typed block alone.)
 
 #include <nax/graph/ops.hpp>
 #include <nax/jit/jit.hpp>
@@ -65,7 +66,7 @@ struct mlp_data {
 
 // The hand-written block: cblas_sgemm for the products; bias + gelu fused in one vectorizable
 // loop; bias, residual and layer_norm fused per row (the row stays in L1).
-void hand_mlp(mlp_data& d, int threads) {
+[[maybe_unused]] void hand_mlp(mlp_data& d, int threads) {
 #if NAX_BENCH_HAVE_OPENBLAS
   const std::size_t m = d.m;
   const float *x = d.p(0), *w1 = d.p(1), *b1 = d.p(2), *w2 = d.p(3), *b2 = d.p(4), *gamma = d.p(5),
@@ -121,7 +122,7 @@ void hand_mlp(mlp_data& d, int threads) {
 #endif
 }
 
-void mlp_reference(mlp_data& d) {
+[[maybe_unused]] void mlp_reference(mlp_data& d) {
   d.ref_rows = std::min<std::size_t>(d.m, 4);
   d.ref.assign(d.ref_rows * D, 0);
   const float *x = d.p(0), *w1 = d.p(1), *b1 = d.p(2), *w2 = d.p(3), *b2 = d.p(4), *gamma = d.p(5),
@@ -152,7 +153,7 @@ const auto jit_mlp_block = [](auto x, auto w1, auto b1, auto w2, auto b2, auto g
   auto h = nax::gelu(nax::dot<jit_d>(x, w1) + b1);
   return nax::layer_norm<jit_d>(nax::dot<jit_f>(h, w2) + b2 + x, gamma, beta, 1e-5f);
 };
-auto make_jit_mlp() {
+[[maybe_unused]] auto make_jit_mlp() {
   return nax::jit(jit_mlp_block, nax::input<float, jit_batch, jit_d>("x"),
                   nax::input<float, jit_d, jit_f>("w1"), nax::input<float, jit_f>("b1"),
                   nax::input<float, jit_f, jit_d>("w2"), nax::input<float, jit_d>("b2"),
@@ -168,7 +169,7 @@ template <class T>
 void copy_into(T& t, const nax::dyn_tensor& from);
 
 // One measured (batch, threads) cell of the block: every variant's median and best.
-void print_mlp_line(std::size_t m, int threads, const std::vector<variant>& vs) {
+[[maybe_unused]] void print_mlp_line(std::size_t m, int threads, const std::vector<variant>& vs) {
   std::printf("\nbatch %zu, %d thread%s: ", m, threads, threads > 1 ? "s" : "");
   for (const auto& v : vs)
     std::printf("%s %.3f ms (best %.3f); ", v.name.c_str(), v.median * 1e3, v.best * 1e3);
@@ -177,7 +178,7 @@ void print_mlp_line(std::size_t m, int threads, const std::vector<variant>& vs) 
 }
 
 // The typed weights of the jit block, copied from the builder graph's (mlp_weights).
-jit_weights make_jit_weights(const std::vector<nax::dyn_tensor>& weights) {
+[[maybe_unused]] jit_weights make_jit_weights(const std::vector<nax::dyn_tensor>& weights) {
   jit_weights jw;
   copy_into(jw.w1, weights[0]);
   copy_into(jw.b1, weights[1]);
@@ -194,14 +195,15 @@ void copy_into(T& t, const nax::dyn_tensor& from) {
   std::memcpy(t.data(), from.data(), from.bytes());
 }
 
-std::string check_mlp(const mlp_data& d, const float* got) {
+[[maybe_unused]] std::string check_mlp(const mlp_data& d, const float* got) {
   std::vector<float> ref(d.ref.begin(), d.ref.end());
   return compare(got, ref.data(), ref.size(), 2e-4, 1.0);
 }
 
 // The block's weights, parameters 1 to 6 of the graph (w1, b1, w2, b2, gamma, beta), uniform
 // and scaled as an initializer would scale them.
-std::vector<nax::dyn_tensor> mlp_weights(const mlp_g::program& p, std::mt19937& rng) {
+[[maybe_unused]] std::vector<nax::dyn_tensor> mlp_weights(const mlp_g::program& p,
+                                                          std::mt19937& rng) {
   std::vector<nax::dyn_tensor> weights;
   const float scales[] = {1.0f, 1.0f / 27.7f, 0.1f, 1.0f / 55.4f, 0.1f, 1.0f, 0.1f};
   for (std::size_t k = 1; k < p.num_inputs(); ++k) {
@@ -216,7 +218,8 @@ std::vector<nax::dyn_tensor> mlp_weights(const mlp_g::program& p, std::mt19937& 
 }
 
 // PyTorch's copies of the weights, in its [out, in] layout, and the epsilon.
-void load_mlp_into_torch(torch_process& torch, const std::vector<nax::dyn_tensor>& weights) {
+[[maybe_unused]] void load_mlp_into_torch(torch_process& torch,
+                                          const std::vector<nax::dyn_tensor>& weights) {
   std::vector<float> w1t(D * F), w2t(F * D);
   for (std::size_t i = 0; i < D; ++i)
     for (std::size_t j = 0; j < F; ++j) {
@@ -234,8 +237,9 @@ void load_mlp_into_torch(torch_process& torch, const std::vector<nax::dyn_tensor
 
 // The inputs of batch m (x random, the weights shared), the peers' buffers, nax's result tensor
 // and the reference of the first rows.
-mlp_data make_mlp_data(nax::executable& ex, const std::vector<nax::dyn_tensor>& weights,
-                       std::size_t m, std::mt19937& rng) {
+[[maybe_unused]] mlp_data make_mlp_data(nax::executable& ex,
+                                        const std::vector<nax::dyn_tensor>& weights, std::size_t m,
+                                        std::mt19937& rng) {
   mlp_data d;
   d.m = m;
   const nax::bindings bind{{"batch", m}};

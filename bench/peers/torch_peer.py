@@ -23,7 +23,9 @@ sum_inner, sum_outer (x: [rows, cols]); mm (a: [m, k], b: [k, n], or [batch, m, 
 eps: layer_norm(linear(gelu(linear(x, w1t, b1)), w2t, b2) + x)); encoder (x: [batch, seq,
 model], heads as a param; ln1_g, ln1_b, wq, wk, wv [model, attn], wo [attn, model], ln2_g, ln2_b,
 w1 [model, ff], b1, w2 [ff, model], b2; eps, scale: bench/transformer.cpp's block, written as a
-PyTorch user writes it).
+PyTorch user writes it). Training (bench/train.cpp): mlp_train, encoder_train (a step: forward,
+backward, AdamW with params lr and weight_decay) and mlp_grads, encoder_grads (the gradients,
+concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses.
 """
 
 import ctypes
@@ -103,10 +105,79 @@ def op_function(name):
             return h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
 
         return encoder
+    if name in ("mlp_train", "mlp_grads"):
+        # The MLP block's loss, mean over the batch of sum((y - target)^2) (target: [batch, 768]),
+        # its gradients by the six weights (torch's [out, in] layout for w1t, w2t) and an AdamW
+        # step (lr, weight_decay params), as a PyTorch user trains: leaf tensors that require
+        # grad, zero_grad, backward, step.
+        F = torch.nn.functional
+        names = ["w1t", "b1", "w2t", "b2", "gamma", "beta"]
+        ps = {k: tensors[k].clone().requires_grad_(True) for k in names}
+        target, eps = tensors["target"], params["eps"]
+        shape = (x.shape[-1],)
+
+        def loss():
+            y = F.layer_norm(F.linear(F.gelu(F.linear(x, ps["w1t"], ps["b1"])), ps["w2t"], ps["b2"])
+                             + x, shape, ps["gamma"], ps["beta"], eps)
+            return ((y - target) ** 2).sum(-1).mean()
+
+        return training(name, loss, ps, names)
+    if name in ("encoder_train", "encoder_grads"):
+        # bench/transformer.cpp's block; its loss, the mean over batch and seq of sum(y^2).
+        F = torch.nn.functional
+        names = ["ln1_g", "ln1_b", "wq", "wk", "wv", "wo", "ln2_g", "ln2_b", "w1", "b1", "w2", "b2"]
+        t = {k: tensors[k].clone().requires_grad_(True) for k in names}
+        heads, eps, scale = int(params["heads"]), params["eps"], params["scale"]
+
+        def loss():
+            b, s, m = x.shape
+            a = F.layer_norm(x, (m,), t["ln1_g"], t["ln1_b"], eps)
+            q = (a @ t["wq"]).view(b, s, heads, -1).transpose(1, 2)
+            k = (a @ t["wk"]).view(b, s, heads, -1).transpose(1, 2)
+            v = (a @ t["wv"]).view(b, s, heads, -1).transpose(1, 2)
+            scores = (q @ k.transpose(-1, -2)) * scale
+            causal = torch.ones(s, s, dtype=torch.bool).tril()
+            p = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1)
+            o = (p @ v).transpose(1, 2).reshape(b, s, -1)
+            h = x + o @ t["wo"]
+            c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
+            y = h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+            return (y * y).sum(-1).mean()
+
+        return training(name, loss, t, names)
     if name == "mm":
         a, b = tensors["a"], tensors["b"]
         return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))
     raise ValueError("unknown op " + name)
+
+
+def training(name, loss, ps, names):
+    """A training step (name ends with _train: zero_grad, backward, AdamW step) or the gradients
+    of the loss by `names`, flattened and concatenated (name ends with _grads)."""
+    if name.endswith("_grads"):
+        def grads():
+            for p in ps.values():
+                p.grad = None
+            loss().backward()
+            return torch.cat([ps[k].grad.reshape(-1) for k in names])
+        return grads
+    opt = torch.optim.AdamW(ps.values(), lr=params.get("lr", 1e-3),
+                            weight_decay=params.get("weight_decay", 0.01))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        value = loss()
+        value.backward()
+        opt.step()
+        return value
+    return step
+
+
+def no_grad_for(op):
+    """inference_mode for the forward ops; autograd on for training and gradients."""
+    if op.endswith("_train") or op.endswith("_grads"):
+        return torch.enable_grad()
+    return torch.inference_mode()
 
 
 def handle(words):
@@ -133,7 +204,7 @@ def handle(words):
         return "ok %d" % torch.get_num_threads()
     if cmd == "run":
         f, k = op_function(words[1]), int(words[2])
-        with torch.inference_mode():
+        with no_grad_for(words[1]):
             t0 = time.perf_counter()
             for _ in range(k):
                 y = f()
@@ -141,9 +212,9 @@ def handle(words):
             t1 = time.perf_counter()
         return "ok %.9f" % (t1 - t0)
     if cmd == "save":
-        with torch.inference_mode():
+        with no_grad_for(words[1]):
             y = op_function(words[1])()
-        y.contiguous().numpy().astype(np.float32).tofile(words[2])
+        y.detach().contiguous().numpy().astype(np.float32).tofile(words[2])
         return "ok"
     raise ValueError("unknown command " + cmd)
 

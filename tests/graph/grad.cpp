@@ -39,6 +39,10 @@ TEST_CASE("the MLP block: dense + gelu, dense + bias + residual, layer_norm, a s
     grad_check::check(b, loss, {x, w1, b1, w2, b2, gamma, beta},
                       grad_check::inputs(b, {{"batch", n}}, rng));
   }
+  // A weight's gradient comes out of its product in the weight's axis order: no transpose.
+  const std::vector<g::value> gw = g::grad(loss, {w1, w2});
+  auto ex = g::compile(b, {gw[0], gw[1]});
+  for (const g::program_step& s : ex.program().steps) CHECK(s.kind() != g::op_kind::transpose);
 }
 
 TEST_CASE("several losses, a seed cotangent, an intermediate as a wrt value") {

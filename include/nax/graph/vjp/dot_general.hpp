@@ -48,22 +48,40 @@ inline value dot_operand_cotangent(const vjp_context& c, const dot_general_op& d
   const std::size_t nb = s_batch.size(), lhs_free = side == 0 ? s_free.size() : o_free.size();
   // dC's axes: batch k at k, lhs's free axes from nb, rhs's after them.
   const std::size_t o_first = side == 0 ? nb + lhs_free : nb;
+  // Two ways to the same products: dot_general(dC, other) has the batch axes, self's free axes
+  // (dC's), then other's contracted axes in other's order; dot_general(other, dC) has the batch
+  // axes, other's contracted axes, then self's free axes. The one already in self's axis order
+  // is taken (a weight [in, out] has its contracted axis first: no transpose of its gradient).
+  auto order = [&](bool dc_first) {
+    std::vector<axis_ref> perm(ss.rank(), axis_ref(std::size_t{0}));
+    const std::size_t free_at = dc_first ? nb : nb + s_con.size(),
+                      con_at = dc_first ? nb + s_free.size() : nb;
+    for (std::size_t k = 0; k < nb; ++k) perm[s_batch[k]] = k;
+    for (std::size_t j = 0; j < s_free.size(); ++j) perm[s_free[j]] = free_at + j;
+    for (std::size_t k = 0; k < s_con.size(); ++k)
+      perm[s_con[k]] = con_at + rank_among(o_con[k], o_con);
+    return perm;
+  };
+  auto in_order = [](const std::vector<axis_ref>& perm) {
+    for (std::size_t i = 0; i < perm.size(); ++i)
+      if (perm[i].index != i) return false;
+    return true;
+  };
+  const std::vector<axis_ref> dc_first = order(true), other_first = order(false);
+  const bool swap = !in_order(dc_first) && in_order(other_first);
   std::vector<axis_pair> contract, batch;
-  for (std::size_t j = 0; j < o_free.size(); ++j)
-    contract.push_back({axis_ref(o_first + j), axis_ref(std::size_t{o_free[j]})});
-  for (std::size_t k = 0; k < nb; ++k)
-    batch.push_back({axis_ref(k), axis_ref(std::size_t{o_batch[k]})});
-  // dot_general(dC, other): the batch axes, self's free axes (dC's free axes), then other's
-  // contracted axes in other's order.
-  const value g = c.b.dot_general(c.dy, other, contract, batch);
-  std::vector<axis_ref> perm(ss.rank(), axis_ref(std::size_t{0}));
-  for (std::size_t k = 0; k < nb; ++k) perm[s_batch[k]] = k;
-  for (std::size_t j = 0; j < s_free.size(); ++j) perm[s_free[j]] = nb + j;
-  for (std::size_t k = 0; k < s_con.size(); ++k)
-    perm[s_con[k]] = nb + s_free.size() + rank_among(o_con[k], o_con);
-  bool moved = false;
-  for (std::size_t i = 0; i < perm.size(); ++i) moved = moved || perm[i].index != i;
-  return reshaped(moved ? c.b.transpose(g, perm) : g, ss);
+  for (std::size_t j = 0; j < o_free.size(); ++j) {
+    const axis_ref in_dc(o_first + j), in_other(std::size_t{o_free[j]});
+    contract.push_back(swap ? axis_pair{in_other, in_dc} : axis_pair{in_dc, in_other});
+  }
+  for (std::size_t k = 0; k < nb; ++k) {
+    const axis_ref in_dc(k), in_other(std::size_t{o_batch[k]});
+    batch.push_back(swap ? axis_pair{in_other, in_dc} : axis_pair{in_dc, in_other});
+  }
+  const value g = swap ? c.b.dot_general(other, c.dy, contract, batch)
+                       : c.b.dot_general(c.dy, other, contract, batch);
+  const std::vector<axis_ref>& perm = swap ? other_first : dc_first;
+  return reshaped(in_order(perm) ? g : c.b.transpose(g, perm), ss);
 }
 
 inline void vjp_dot_general(const vjp_context& c) {
