@@ -135,9 +135,17 @@ TEST_CASE("errors name what is wrong") {
                        nax::shape_error);
   // A slice along a dynamic axis: its padding would have no static extent.
   const g::value first = g::slice(x, "batch", 0, 1);
-  CHECK_THROWS_WITH_AS(g::grad(g::sum(first, {0, 1}), {x}),
+  const g::value sliced_loss = g::sum(g::slice(first, "h", 0, 2), {0, 1});
+  // Nothing of a refused grad stays in the builder: no seed, no VJP of the slice of h (visited
+  // before the slice of batch), no mark where a gradient would begin.
+  const std::size_t nodes = b.size();
+  CHECK_THROWS_WITH_AS(g::grad(sliced_loss, {x}),
                        doctest::Contains("no VJP for a slice along the dynamic axis 'batch'"),
                        nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::grad(loss, {x, o}), doctest::Contains("belongs to another builder"),
+                       nax::shape_error);
+  CHECK(b.size() == nodes);
+  CHECK(b.gradient_begin() == nax::graph::ir::no_node);
 }
 
 TEST_CASE("the memory plan's figure of the activations the backward keeps") {

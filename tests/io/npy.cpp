@@ -123,6 +123,18 @@ TEST_CASE("typed tensors: axes from the type, dynamic and bounded extents from t
   std::remove(path.c_str());
 }
 
+TEST_CASE("a bool written as any nonzero byte reads as true") {
+  const std::string path = temp("bools.npy");
+  write_bytes(path, npy_with("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+                             std::string("\x00\x02\xff", 3)));
+  const nax::dyn_tensor t = nax::io::load_npy(path);
+  const auto* b = static_cast<const unsigned char*>(t.data());
+  CHECK(b[0] == 0);
+  CHECK(b[1] == 1);
+  CHECK(b[2] == 1);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("bad files: each an io_error naming the file and what is wrong") {
   const std::string path = temp("bad.npy");
   auto fails = [&](const std::string& bytes, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -111,15 +112,53 @@ TEST_CASE("ZIP64 fields, as np.savez writes them") {
   std::remove(one.c_str());
 }
 
+TEST_CASE("one tensor read by name decodes that entry only") {
+  // np.savez may hold what nax does not read (a float16 step counter); the other entries load.
+  const std::string path = temp("mixed.npz");
+  std::vector<std::byte> half = nax::io::encode_npy(nax::io::to_dyn(weights()));
+  for (std::size_t i = 0; i + 3 <= half.size(); ++i)
+    if (half[i] == std::byte('<') && half[i + 1] == std::byte('f') && half[i + 2] == std::byte('4')) {
+      half[i + 2] = std::byte('2');
+      break;
+    }
+  const std::vector<std::pair<std::string, std::vector<std::byte>>> entries = {
+      {"step.npy", half}, {"w.npy", nax::io::encode_npy(nax::io::to_dyn(weights()))}};
+  write_all(path, nax::io::zip::write(entries, path));
+  const auto w = nax::io::load_npz<float, in, out>(path, "w");
+  CHECK(std::memcmp(w.data(), weights().data(), 6 * sizeof(float)) == 0);
+  std::string expected = "nax::io::load_npz: '";
+  expected.append(path).append(":step.npy' holds elements of type '<f2'");
+  CHECK_THROWS_WITH_AS(nax::io::load_npz(path), doctest::Contains(expected.c_str()), nax::io_error);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("what a ZIP without ZIP64 records cannot hold is an error before anything is written") {
+  const std::string path = temp("limits.npz");
+  std::remove(path.c_str());
+  const std::vector<std::byte> tiny = nax::io::encode_npy(nax::io::to_dyn(weights()));
+  std::vector<std::pair<std::string, std::vector<std::byte>>> many(0xFFFF, {"t.npy", tiny});
+  CHECK_THROWS_WITH_AS(nax::io::zip::write(many, path),
+                       doctest::Contains("65535 entries; nax writes archives below 4 GiB, of 65534 "
+                                         "entries or fewer"),
+                       nax::io_error);
+  const std::vector<std::pair<std::string, std::vector<std::byte>>> long_name = {
+      {std::string(70000, 'a'), tiny}};
+  CHECK_THROWS_WITH_AS(nax::io::zip::write(long_name, path),
+                       doctest::Contains("an entry's name has 70000 bytes; a ZIP name has at most "
+                                         "65535"),
+                       nax::io_error);
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
 TEST_CASE("bad archives: each an io_error naming the file and what is wrong") {
   const std::string path = temp("bad.npz");
   const nax::tensor<float, in, out> w = weights();
   nax::io::save_npz(path, {{"w", nax::io::to_dyn(w)}});
   const std::vector<std::byte> good = read_all(path);
-  auto fails = [&](std::vector<std::byte> bytes, const char* what) {
+  auto fails = [&](std::vector<std::byte> bytes, const std::string& what) {
     CAPTURE(what);
     write_all(path, bytes);
-    CHECK_THROWS_WITH_AS(nax::io::load_npz(path), doctest::Contains(what), nax::io_error);
+    CHECK_THROWS_WITH_AS(nax::io::load_npz(path), doctest::Contains(what.c_str()), nax::io_error);
     CHECK_THROWS_WITH_AS(nax::io::load_npz(path), doctest::Contains(path.c_str()), nax::io_error);
   };
   std::vector<std::byte> b = good;
@@ -140,7 +179,16 @@ TEST_CASE("bad archives: each an io_error naming the file and what is wrong") {
   const std::uint32_t crc =
       nax::io::zip::crc32(std::span(b).subspan(35, good.size() - 22 - 51 - 35));
   for (int i = 0; i < 4; ++i) b[14 + i] = b[dir + 16 + i] = std::byte(crc >> (8 * i) & 0xFF);
-  fails(b, "w.npy' has .npy format version 9.0");
+  std::string version = "nax::io::load_npz: '";
+  fails(b, version.append(path).append(":w.npy' has .npy format version 9.0"));
+  // A ZIP64 extra field whose length runs past the entry's extra fields.
+  const std::string one = temp("one.npy");
+  nax::io::save_npy(one, weights());
+  b = zip64_archive("w.npy", read_all(one));
+  std::remove(one.c_str());
+  const std::size_t central = b.size() - 22 - (46 + 5 + 20);
+  b[central + 46 + 5 + 2] = std::byte(200);  // the extra block's length: 200 bytes, not 16
+  fails(b, "entry 'w.npy' has an extra field of 200 bytes that runs past its end");
   CHECK_THROWS_WITH_AS(nax::io::load_npz(temp("missing.npz")),
                        doctest::Contains("nax::io::load_npz: cannot open"), nax::io_error);
   std::remove(path.c_str());
@@ -152,9 +200,11 @@ TEST_CASE("NumPy reads what nax writes, and nax what NumPy writes (where NumPy i
     return;
   }
   const std::string ours = temp("ours.npz"), theirs = temp("theirs.npz");
-  nax::io::save_npz(ours, {{"w", nax::io::to_dyn(weights())}});
+  // A name beyond ASCII is flagged UTF-8 in the archive, so that Python reads it as written.
+  nax::io::save_npz(ours, {{"w", nax::io::to_dyn(weights())}, {"w\u00e9", nax::io::to_dyn(weights())}});
   const std::string check = "/usr/bin/python3 -c \"import numpy as np; d = np.load('" + ours +
-                            "'); w = d['w']; assert w.dtype == np.float32 and w.shape == (2, 3) "
+                            "'); assert d.files == ['w', 'w\u00e9'], d.files; w = d['w']; "
+                            "assert w.dtype == np.float32 and w.shape == (2, 3) "
                             "and w[1, 2] == 1.5, w; np.savez('" +
                             theirs +
                             "', a=np.arange(6, dtype=np.float64).reshape(3, 2), b=np.array([True, "

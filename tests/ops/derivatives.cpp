@@ -23,6 +23,7 @@ struct scalar_calculator {
   static double erf(double v) { return std::erf(v); }
   static double pow(double a, double b) { return std::pow(a, b); }
   static bool greater(double a, double b) { return a > b; }
+  static bool equal(double a, double b) { return a == b; }
   static bool less(double a, double b) { return a < b; }
   static bool less_equal(double a, double b) { return a <= b; }
   static bool greater_equal(double a, double b) { return a >= b; }
@@ -89,6 +90,16 @@ TEST_CASE("every differentiable op's vjp is its body's derivative (central diffe
     }
   });
   CHECK(checked >= 100);
+}
+
+TEST_CASE("pow's derivative in its exponent is 0 at a base of 0 (PyTorch's choice), not NaN") {
+  scalar_calculator d;
+  const auto at_zero = nax::ops::pow::vjp(d, 1.0, 0.0, 0.0, 2.5);
+  CHECK(at_zero[1] == 0.0);
+  const auto at_one = nax::ops::pow::vjp(d, 1.0, 0.0, 0.0, 0.0);  // 0^0 = 1, still constant in b
+  CHECK(at_one[1] == 0.0);
+  const auto elsewhere = nax::ops::pow::vjp(d, 1.0, 8.0, 2.0, 3.0);  // 2^3 log 2
+  CHECK(elsewhere[1] == doctest::Approx(8.0 * std::log(2.0)));
 }
 
 TEST_CASE("ops that give a bool have no derivative; where's mask gets none") {

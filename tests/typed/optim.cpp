@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -123,5 +124,37 @@ TEST_CASE("a gradient of other extents than its parameter is an error naming the
   CHECK_THROWS_WITH_AS(opt.step(w, g, s),
                        "nax::optim::adamw: axis 'n' is 4 in the parameter but 5 in its gradient",
                        nax::shape_error);
+  CHECK(s.steps == 0);
+}
+
+TEST_CASE("a state made for another parameter is an error, before anything is written") {
+  nax::tensor<float, n_ax> w4{n_ax(4)}, w8{n_ax(8)}, g8{n_ax(8)};
+  const nax::optim::adamw adamw{};
+  auto s4 = adamw.init(w4);
+  CHECK_THROWS_WITH_AS(adamw.step(w8, g8, s4),
+                       "nax::optim::adamw: axis 'n' is 8 in the parameter but 4 in its state's "
+                       "first moment",
+                       nax::shape_error);
+  CHECK(s4.steps == 0);
+  const nax::optim::sgd sgd{.momentum = 0.9};
+  auto v4 = sgd.init(w4);
+  CHECK_THROWS_WITH_AS(sgd.step(w8, g8, v4),
+                       "nax::optim::sgd: axis 'n' is 8 in the parameter but 4 in its state's "
+                       "velocity",
+                       nax::shape_error);
+  CHECK(v4.steps == 0);
+}
+
+TEST_CASE("Nesterov momentum without momentum, or with dampening, is an error (as in PyTorch)") {
+  nax::tensor<float, n_ax> w{n_ax(4)}, g{n_ax(4)};
+  const nax::optim::sgd none{.momentum = 0, .nesterov = true};
+  auto s = none.init(w);
+  CHECK_THROWS_WITH_AS(none.step(w, g, s),
+                       "nax::optim::sgd: Nesterov momentum needs a momentum above 0 and no "
+                       "dampening (momentum 0, dampening 0)",
+                       std::invalid_argument);
+  const nax::optim::sgd damped{.momentum = 0.9, .dampening = 0.1, .nesterov = true};
+  CHECK_THROWS_WITH_AS(damped.step(w, g, s), doctest::Contains("(momentum 0.9, dampening 0.1)"),
+                       std::invalid_argument);
   CHECK(s.steps == 0);
 }

@@ -100,12 +100,40 @@ inline void vjp_of(const vjp_context& c) {
                                  c.n.shape.to_string(), " (node ", c.y.id(), ")");
 }
 
+// Why node v has no VJP, or "" when it has one. grad asks this of every node it will visit
+// before it adds any node, so that a grad that throws leaves the builder as it was.
+inline std::string vjp_refusal(const builder& b, node_id v) {
+  const node& n = b.at(v);
+  switch (n.kind()) {
+    case op_kind::external:
+    case op_kind::fused_elementwise:
+    case op_kind::fused_dense:
+    case op_kind::fused_reduce:
+    case op_kind::extra_result:
+      return nax::detail::message("nax::graph::grad: no VJP for ", node_label(n), " of shape ",
+                                  n.shape.to_string(), " (node ", v, ")");
+    case op_kind::slice: return vjp_slice_refusal(b.at(n.inputs[0]).shape, n.as<slice_op>().axis);
+    default: return {};
+  }
+}
+
+// grad's body: the seeds are dys, or ones (rank-0 losses) made only once everything is checked.
+inline std::vector<value> grad_from(std::span<const value> ys, std::span<const value> wrt,
+                                    std::span<const value> dys, bool unit_seeds);
+
 }  // namespace detail
 
 NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<const value> wrt,
                                            std::span<const value> dys) {
+  return detail::grad_from(ys, wrt, dys, false);
+}
+
+namespace detail {
+
+inline std::vector<value> grad_from(std::span<const value> ys, std::span<const value> wrt,
+                                    std::span<const value> dys, bool unit_seeds) {
   if (ys.empty()) nax::detail::throw_shape_error("nax::graph::grad: no output to differentiate");
-  if (dys.size() != ys.size())
+  if (!unit_seeds && dys.size() != ys.size())
     nax::detail::throw_shape_error("nax::graph::grad: ", ys.size(), " outputs but ", dys.size(),
                                    " seed cotangents");
   builder& b = ys[0].owner();
@@ -120,6 +148,13 @@ NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<
   };
   for (std::size_t i = 0; i < ys.size(); ++i) {
     check(ys[i], "output", i);
+    if (unit_seeds) {
+      if (ys[i].shape().rank() != 0)
+        nax::detail::throw_shape_error("nax::graph::grad: loss ", i, " is ",
+                                       ys[i].shape().to_string(),
+                                       ", not rank 0 (give a seed cotangent: grad(y, wrt, dy))");
+      continue;
+    }
     check(dys[i], "seed cotangent", i);
     if (!(dys[i].shape() == ys[i].shape()))
       nax::detail::throw_shape_error("nax::graph::grad: seed cotangent ", i, " is ",
@@ -140,13 +175,30 @@ NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<
     for (node_id in : nd.inputs) depends = depends || needed[in];
     needed[v] = depends;
   }
-  // (Marked once the arguments are checked: a grad that throws leaves the builder as it was.)
-  detail::grad_access::mark_gradient_begin(b, static_cast<node_id>(n));
+  // The nodes the walk below will differentiate (reached from an output, with an operand that
+  // needs a cotangent): each must have a VJP, checked before any node is added.
+  std::vector<char> reached(n, 0);
+  for (const value& y : ys) reached[y.id()] = needed[y.id()];
+  for (node_id v = n; v-- > 0;) {
+    if (!reached[v]) continue;
+    bool any = false;
+    for (node_id in : b.at(v).inputs)
+      if (needed[in]) {
+        reached[in] = 1;
+        any = true;
+      }
+    if (!any) continue;
+    if (const std::string why = vjp_refusal(b, v); !why.empty())
+      nax::detail::throw_shape_error(why);
+  }
+  // (Marked once everything is checked: a grad that throws leaves the builder as it was.)
+  grad_access::mark_gradient_begin(b, static_cast<node_id>(n));
   std::vector<std::optional<value>> cotangent(n);
   for (std::size_t i = 0; i < ys.size(); ++i)
     if (needed[ys[i].id()]) {
+      const value seed = unit_seeds ? b.constant(1.0, ys[i].shape().dtype()) : dys[i];
       std::optional<value>& c = cotangent[ys[i].id()];
-      c = c ? *c + dys[i] : dys[i];
+      c = c ? *c + seed : seed;
     }
   for (node_id v = n; v-- > 0;) {
     if (!needed[v] || !cotangent[v]) continue;
@@ -158,8 +210,8 @@ NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<
       any = any || wants[i];
     }
     if (!any) continue;
-    const detail::vjp_context c{b, nd, b.value_of(v), *cotangent[v], wants, &cotangent};
-    detail::vjp_of(c);
+    const vjp_context c{b, nd, b.value_of(v), *cotangent[v], wants, &cotangent};
+    vjp_of(c);
   }
   std::vector<value> out;
   out.reserve(wrt.size());
@@ -167,17 +219,11 @@ NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> ys, std::span<
   return out;
 }
 
+}  // namespace detail
+
 NAX_RUNTIME_INLINE std::vector<value> grad(std::span<const value> losses,
                                            std::span<const value> wrt) {
-  std::vector<value> seeds;
-  for (std::size_t i = 0; i < losses.size(); ++i) {
-    if (losses[i].shape().rank() != 0)
-      nax::detail::throw_shape_error("nax::graph::grad: loss ", i, " is ",
-                                     losses[i].shape().to_string(),
-                                     ", not rank 0 (give a seed cotangent: grad(y, wrt, dy))");
-    seeds.push_back(losses[i].owner().constant(1.0, losses[i].shape().dtype()));
-  }
-  return grad(losses, wrt, seeds);
+  return detail::grad_from(losses, wrt, {}, true);
 }
 
 NAX_RUNTIME_INLINE std::vector<value> grad(const value& loss, std::span<const value> wrt) {

@@ -14,6 +14,7 @@
 // file shorter than its header says, a type or shape other than asked.
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -94,11 +95,16 @@ inline std::string_view header_value(std::string_view header, std::string_view k
 
 }  // namespace detail
 
-/// A tensor decoded from the bytes of a .npy file (`path` names it in errors): its dtype, and a
-/// shape of unnamed static dims.
-inline dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string& path) {
+// The files are little-endian and their elements are copied as they are.
+static_assert(std::endian::native == std::endian::little,
+              "nax::io reads and writes .npy files on little-endian machines only");
+
+/// A tensor decoded from the bytes of a .npy file (`path` names it in errors, which begin with
+/// nax::io::`operation`): its dtype, and a shape of unnamed static dims.
+inline dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string& path,
+                             const char* operation = "load_npy") {
   auto bad = [&](const auto&... what) -> void {
-    nax::detail::throw_io_error("nax::io::load_npy: '", path, "' ", what...);
+    nax::detail::throw_io_error("nax::io::", operation, ": '", path, "' ", what...);
   };
   static constexpr char magic[] = "\x93NUMPY";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
@@ -165,6 +171,11 @@ inline dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string
         " bytes");
   dyn_tensor t(s);
   if (payload) std::memcpy(t.data(), bytes.data() + start + header_len, payload);
+  // A bool is 0 or 1; a file may hold any nonzero byte for true (reading another would be UB).
+  if (type == dtype::boolean) {
+    auto* b = static_cast<unsigned char*>(t.data());
+    for (std::size_t i = 0; i < count; ++i) b[i] = b[i] != 0;
+  }
   return t;
 }
 

@@ -10,6 +10,7 @@
 // CRC, a compressed entry, a missing name, the .npy inside: io/npy.hpp).
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,21 +53,27 @@ inline std::vector<named_tensor> load_npz(const std::string& path) {
   for (const zip::entry& e : zip::read(bytes, path)) {
     std::string name = e.name;
     if (name.ends_with(".npy")) name.resize(name.size() - 4);
-    out.push_back({name, decode_npy(e.data, path + ":" + e.name)});
+    out.push_back({name, decode_npy(e.data, path + ":" + e.name, "load_npz")});
   }
   return out;
 }
 
 /// The tensor `name` of the .npz file `path` as a nax::tensor<T, Axes...> (see load_npy).
+/// Only that entry is decoded: the others may hold what nax does not read.
 template <class T, axis_type... Axes>
 tensor<T, Axes...> load_npz(const std::string& path, const std::string& name) {
-  std::vector<std::string> names;
-  for (named_tensor& t : load_npz(path)) {
-    if (t.name == name) return detail::as_typed<T, Axes...>(t.value, path + ":" + name, "load_npz");
-    names.push_back(t.name);
-  }
+  const std::vector<std::byte> bytes = detail::read_file(path, "load_npz");
+  const std::vector<zip::entry> entries = zip::read(bytes, path);
   std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  for (const zip::entry& e : entries) {
+    const std::string_view stem = std::string_view(e.name).substr(
+        0, e.name.ends_with(".npy") ? e.name.size() - 4 : e.name.size());
+    if (stem == name)
+      return detail::as_typed<T, Axes...>(decode_npy(e.data, path + ":" + e.name, "load_npz"),
+                                          path + ":" + name, "load_npz");
+    if (!list.empty()) list.append(", ");
+    list.append(stem);
+  }
   nax::detail::throw_io_error("nax::io::load_npz: '", path, "' has no tensor '", name,
                               "' (it has: ", list, ")");
 }

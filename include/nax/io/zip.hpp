@@ -100,8 +100,11 @@ inline std::vector<entry> read(std::span<const std::byte> bytes, const std::stri
     const auto* name_at = reinterpret_cast<const char*>(bytes.data() + at + 46);
     std::string name(name_at, name_at + name_len);
     // ZIP64: the fields that are all ones are in the extra field 0x0001, in this order.
-    for (std::uint64_t e = at + 46 + name_len; e + 4 <= at + 46 + name_len + extra_len;) {
+    const std::uint64_t extra_end = at + 46 + name_len + extra_len;
+    for (std::uint64_t e = at + 46 + name_len; e + 4 <= extra_end;) {
       const std::uint64_t id = read_le(bytes, e, 2), len = read_le(bytes, e + 2, 2);
+      if (e + 4 + len > extra_end)
+        bad("entry '", name, "' has an extra field of ", len, " bytes that runs past its end");
       if (id == 0x0001) {
         std::uint64_t f = e + 4;
         for (std::uint64_t* field : {&size, &packed, &local})
@@ -133,25 +136,34 @@ inline std::vector<entry> read(std::span<const std::byte> bytes, const std::stri
   return out;
 }
 
-/// An archive of the entries (name, bytes), stored, in order.
+/// An archive of the entries (name, bytes), stored, in order. Without ZIP64 records: every
+/// count, size and offset must stay below the values (all ones) that announce them.
 inline std::vector<std::byte> write(
     std::span<const std::pair<std::string, std::vector<std::byte>>> entries,
     const std::string& path) {
   using detail::put_le;
-  if (entries.size() > 0xFFFF)
-    nax::detail::throw_io_error("nax::io: '", path, "': ", entries.size(),
-                                " entries; nax writes archives of 65535 or fewer");
+  auto too_large = [&](const auto&... what) {
+    nax::detail::throw_io_error("nax::io: '", path, "': ", what...,
+                                "; nax writes archives below 4 GiB, of 65534 entries or fewer");
+  };
+  if (entries.size() >= 0xFFFF) too_large(entries.size(), " entries");
   std::vector<std::byte> out, dir;
   for (const auto& [name, data] : entries) {
+    if (name.size() > 0xFFFF)
+      nax::detail::throw_io_error("nax::io: '", path, "': an entry's name has ", name.size(),
+                                  " bytes; a ZIP name has at most 65535");
     if (data.size() >= 0xFFFFFFFFu || out.size() >= 0xFFFFFFFFu)
-      nax::detail::throw_io_error("nax::io: '", path, "': entry '", name,
-                                  "' would pass 4 GiB; nax writes archives below that");
+      too_large("entry '", name, "' would pass 4 GiB");
     const std::uint32_t crc = crc32(data);
     const std::size_t local = out.size();
-    // Local file header: version 2.0, no flags, stored, no time, the sizes, the name.
+    // A name beyond ASCII is UTF-8 (general purpose flag bit 11), as Python's zipfile reads it.
+    bool ascii = true;
+    for (char c : name) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+    const std::uint64_t flags = ascii ? 0 : 0x0800;
+    // Local file header: version 2.0, the flags, stored, no time, the sizes, the name.
     put_le(out, 0x04034b50, 4);
     put_le(out, 20, 2);
-    put_le(out, 0, 2);
+    put_le(out, flags, 2);
     put_le(out, 0, 2);
     put_le(out, 0, 4);
     put_le(out, crc, 4);
@@ -165,7 +177,7 @@ inline std::vector<std::byte> write(
     put_le(dir, 0x02014b50, 4);
     put_le(dir, 20, 2);
     put_le(dir, 20, 2);
-    put_le(dir, 0, 2);
+    put_le(dir, flags, 2);
     put_le(dir, 0, 2);
     put_le(dir, 0, 4);
     put_le(dir, crc, 4);
@@ -181,6 +193,8 @@ inline std::vector<std::byte> write(
     for (char c : name) dir.push_back(std::byte(c));
   }
   const std::size_t dir_at = out.size();
+  if (dir_at >= 0xFFFFFFFFu || dir.size() >= 0xFFFFFFFFu - dir_at)
+    too_large("its ", dir_at, " bytes of entries and directory would pass 4 GiB");
   out.insert(out.end(), dir.begin(), dir.end());
   put_le(out, 0x06054b50, 4);
   put_le(out, 0, 2);

@@ -268,7 +268,11 @@ struct pow : traits<id::pow> {
   }
   template <class D, class V>
   static std::array<V, 2> vjp(D& d, const V& dy, const V& y, const V& a, const V& b) {
-    return {dy * b * d.pow(a, b - 1.0), dy * y * d.log(a)};
+    // d/db a^b = a^b log a; at a = 0 and b >= 0 it is 0 (0^b is constant in b there), not
+    // 0 * -inf = NaN: PyTorch's choice, so a trainable exponent survives inputs with zeros.
+    const V log_term = dy * y * d.log(a);
+    return {dy * b * d.pow(a, b - 1.0),
+            d.where(d.equal(a, 0.0), d.where(d.less(b, 0.0), log_term, 0.0), log_term)};
   }
 };
 

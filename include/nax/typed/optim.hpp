@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <string_view>
 
 #include <nax/core/shape_error.hpp>
@@ -20,15 +21,18 @@
 namespace nax::optim {
 namespace detail {
 
+// The kernels write w.size() elements of every tensor they are given: a gradient or a state of
+// other extents (a state made for another parameter) is an error before anything is written.
 template <class T, class... A>
-void check_gradient(const char* op, const tensor<T, A...>& w, const tensor<T, A...>& g) {
+void check_extents(const char* op, const tensor<T, A...>& w, const tensor<T, A...>& other,
+                   const char* what) {
   std::size_t i = 0;
   auto same = [&](std::string_view name) {
-    const std::size_t a = w.extents().extent(i), b = g.extents().extent(i);
+    const std::size_t a = w.extents().extent(i), b = other.extents().extent(i);
     ++i;
     if (a != b)
       nax::detail::throw_shape_error("nax::optim::", op, ": axis '", name, "' is ", a,
-                                     " in the parameter but ", b, " in its gradient");
+                                     " in the parameter but ", b, " in ", what);
   };
   (same(A::name), ...);
 }
@@ -53,9 +57,16 @@ struct sgd {
   }
 
   /// w -= lr times the gradient (with momentum and weight decay as torch.optim.SGD).
+  /// Throws std::invalid_argument for Nesterov momentum without momentum or with dampening
+  /// (as torch.optim.SGD does).
   template <class T, class... A>
   void step(tensor<T, A...>& w, const tensor<T, A...>& grad, state<T, A...>& s) const {
-    detail::check_gradient("sgd", w, grad);
+    if (nesterov && (momentum <= 0 || dampening != 0))
+      throw std::invalid_argument(nax::detail::message(
+          "nax::optim::sgd: Nesterov momentum needs a momentum above 0 and no dampening (momentum ",
+          momentum, ", dampening ", dampening, ")"));
+    detail::check_extents("sgd", w, grad, "its gradient");
+    detail::check_extents("sgd", w, s.velocity, "its state's velocity");
     kernels::sgd_coefficients c{lr, momentum, dampening, weight_decay, nesterov, s.steps == 0};
     kernels::sgd_update(w.data(), grad.data(), s.velocity.data(), w.size(), c);
     ++s.steps;
@@ -83,7 +94,10 @@ struct adam_family {
 
   template <class T, class... A>
   void step(tensor<T, A...>& w, const tensor<T, A...>& grad, state<T, A...>& s) const {
-    detail::check_gradient(Decoupled ? "adamw" : "adam", w, grad);
+    const char* op = Decoupled ? "adamw" : "adam";
+    detail::check_extents(op, w, grad, "its gradient");
+    detail::check_extents(op, w, s.m, "its state's first moment");
+    detail::check_extents(op, w, s.v, "its state's second moment");
     ++s.steps;
     const double t = static_cast<double>(s.steps);
     const kernels::adam_coefficients c{lr,

@@ -25,3 +25,18 @@ TEST_CASE("sum, mean, max and min over leading, middle and trailing axes") {
     grad_check::check(b, loss, {x, w}, grad_check::inputs(b, {{"batch", n}}, rng));
   }
 }
+
+TEST_CASE("max and min share the cotangent evenly among tied elements") {
+  // Each x[k] repeated 3 times along r: max and min over r are ties of 3, and d max / d x = 1
+  // (each copy gets a third of the cotangent), not 3.
+  g::builder b;
+  const g::value x = b.parameter("x", shape::make(dtype::f64, {dim::named("k", 2)}));
+  const g::value w = b.parameter("w", shape::make(dtype::f64, {dim::named("k", 2)}));
+  const g::value column = g::reshape(x, {dim::named("k", 2), dim(1)});
+  const g::value repeated =
+      b.broadcast(column, shape::make(dtype::f64, {dim::named("k", 2), dim::named("r", 3)}));
+  const g::value loss = g::sum(g::reduce_max(repeated, {"r"}) * w, {0}) +
+                        g::sum(g::reduce_min(repeated * 2.0, {"r"}), {0});
+  std::mt19937 rng(5);
+  grad_check::check(b, loss, {x, w}, grad_check::inputs(b, {}, rng));
+}

@@ -55,6 +55,7 @@ struct graph_calculator {
   static value erf(const value& v) { return graph::erf(v); }
   static value pow(const value& a, const value& b) { return graph::pow(a, b); }
   static value greater(const value& a, double b) { return graph::greater(a, b); }
+  static value equal(const value& a, double b) { return graph::equal(a, b); }
   static value less(const value& a, double b) { return graph::less(a, b); }
   static value less_equal(const value& a, const value& b) { return graph::less_equal(a, b); }
   static value greater_equal(const value& a, const value& b) { return graph::greater_equal(a, b); }

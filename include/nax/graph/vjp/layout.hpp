@@ -42,14 +42,20 @@ inline nax::shape with_axis(const nax::shape s, std::size_t axis, std::span<cons
   return nax::shape(s.dtype(), std::span<const dim>(dims));
 }
 
+/// Why a slice of xs along `axis` has no VJP, or "" (grad asks before it adds any node).
+inline std::string vjp_slice_refusal(const nax::shape& xs, std::size_t axis) {
+  if (xs[axis].is_static()) return {};
+  return nax::detail::message(
+      "nax::graph::grad: no VJP for a slice along the dynamic ", xs[axis].describe(), " of ",
+      xs.to_string(), " (its padding would need an extent no axis names; slice a static axis)");
+}
+
 inline void vjp_slice(const vjp_context& c) {
   const slice_op& sl = c.n.as<slice_op>();
   const nax::shape xs = c.shape_of(0);
   const std::size_t axis = sl.axis;
-  if (!xs[axis].is_static())
-    nax::detail::throw_shape_error(
-        "nax::graph::grad: no VJP for a slice along the dynamic ", xs[axis].describe(), " of ",
-        xs.to_string(), " (its padding would need an extent no axis names; slice a static axis)");
+  if (const std::string why = vjp_slice_refusal(xs, axis); !why.empty())
+    nax::detail::throw_shape_error(why);
   const std::size_t extent = xs[axis].extent(), m = c.y.shape()[axis].extent();
   const auto start = static_cast<std::size_t>(sl.start), step = static_cast<std::size_t>(sl.step);
   value spread = c.dy;
