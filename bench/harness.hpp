@@ -309,6 +309,18 @@ double time_local(F& f, std::size_t calls) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// A variant timing `body` on this thread, verified by `v`, for `threads` (as printed).
+template <class F>
+variant timed(std::string name, kind role, int threads, F body, std::function<std::string()> v) {
+  variant out;
+  out.name = std::move(name);
+  out.threads = std::to_string(threads);
+  out.role = role;
+  out.time_calls = [body](std::size_t calls) mutable { return time_local(body, calls); };
+  out.verify = std::move(v);
+  return out;
+}
+
 // Evicts every cache level: reads (clean lines, so nothing is left to write back later) a buffer
 // 2.5 times the 105 MiB L3, with 2 threads. The previous variant's dirty lines are written back
 // here, outside the timing.

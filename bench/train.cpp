@@ -36,21 +36,6 @@ bool wanted(const options& o, const char* section) {
   return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), section) != o.ops.end();
 }
 
-template <class F>
-variant timed(std::string name, kind role, int threads, F body, std::function<std::string()> v) {
-  variant out;
-  out.name = std::move(name);
-  out.threads = std::to_string(threads);
-  out.role = role;
-  out.time_calls = [body](std::size_t calls) mutable {
-    const auto t0 = clock_type::now();
-    for (std::size_t i = 0; i < calls; ++i) body();
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
-  };
-  out.verify = std::move(v);
-  return out;
-}
-
 std::string ms(double s) {
   char t[32];
   std::snprintf(t, sizeof t, "%.3f", s * 1e3);
@@ -261,17 +246,19 @@ void section_mlp(const options& o, torch_process& torch) {
       "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
       "| ---: | ---: | ---: |\n");
   for (const row& r : rows)
-    std::printf("| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %s |\n",
-                r.m, r.threads, ms(r.step).c_str(), ms(r.forward).c_str(), ms(r.torch).c_str(),
-                ratio(r.torch, r.step, 1.3).c_str(),
-                ratio(r.step - r.forward, r.forward, 2.5, true).c_str(),
-                ratio(r.step - r.forward - r.update, r.forward).c_str(),
-                ratio(r.update, r.forward).c_str(), ms(r.update).c_str(), ms(r.copy).c_str(),
-                ratio(r.copy, r.update).c_str(), double(r.saved) / (1 << 20),
-                double(r.arena) / (1 << 20), r.error >= 0 ? sci(r.error).c_str() : "-");
-  std::printf("\nupdate: AdamW over the %zu parameters, %.1f MiB moved per step (w, g, m, v read; w, "
-              "m, v written); copy: a nax assignment of a tensor of the same bytes\n",
-              params, double(update_bytes) / (1 << 20));
+    std::printf(
+        "| %zu | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %s |\n", r.m,
+        r.threads, ms(r.step).c_str(), ms(r.forward).c_str(), ms(r.torch).c_str(),
+        ratio(r.torch, r.step, 1.3).c_str(),
+        ratio(r.step - r.forward, r.forward, 2.5, true).c_str(),
+        ratio(r.step - r.forward - r.update, r.forward).c_str(), ratio(r.update, r.forward).c_str(),
+        ms(r.update).c_str(), ms(r.copy).c_str(), ratio(r.copy, r.update).c_str(),
+        double(r.saved) / (1 << 20), double(r.arena) / (1 << 20),
+        r.error >= 0 ? sci(r.error).c_str() : "-");
+  std::printf(
+      "\nupdate: AdamW over the %zu parameters, %.1f MiB moved per step (w, g, m, v read; w, "
+      "m, v written); copy: a nax assignment of a tensor of the same bytes\n",
+      params, double(update_bytes) / (1 << 20));
 }
 
 // --- transformer -------------------------------------------------------------------------------
@@ -439,7 +426,8 @@ void section_build(const options& o) {
   };
   std::printf(
       "| forward nodes | gradient nodes | steps compiled | building the forward ms | grad ms | "
-      "compile ms | grad + compile (target < 50 ms) | specialization on a miss, median (target < 2 ms) "
+      "compile ms | grad + compile (target < 50 ms) | specialization on a miss, median (target < 2 "
+      "ms) "
       "| the first miss |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
       "| %zu | %zu | %zu | %.2f | %.2f | %.2f | %.2f ms%s | %.3f ms%s | %.3f ms |\n",
       forward_nodes, b.size() - forward_nodes, ex.program().steps.size(), msec(t0, t1),

@@ -47,21 +47,6 @@ std::string check(const weights& w, const nax::tensor<float, batch, seq, model>&
   return "";
 }
 
-template <class F>
-variant timed(std::string name, kind role, int threads, F body, std::function<std::string()> v) {
-  variant out;
-  out.name = std::move(name);
-  out.threads = std::to_string(threads);
-  out.role = role;
-  out.time_calls = [body](std::size_t calls) mutable {
-    const auto t0 = clock_type::now();
-    for (std::size_t i = 0; i < calls; ++i) body();
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
-  };
-  out.verify = std::move(v);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

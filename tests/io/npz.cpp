@@ -117,7 +117,8 @@ TEST_CASE("one tensor read by name decodes that entry only") {
   const std::string path = temp("mixed.npz");
   std::vector<std::byte> half = nax::io::encode_npy(nax::io::to_dyn(weights()));
   for (std::size_t i = 0; i + 3 <= half.size(); ++i)
-    if (half[i] == std::byte('<') && half[i + 1] == std::byte('f') && half[i + 2] == std::byte('4')) {
+    if (half[i] == std::byte('<') && half[i + 1] == std::byte('f') &&
+        half[i + 2] == std::byte('4')) {
       half[i + 2] = std::byte('2');
       break;
     }
@@ -201,7 +202,8 @@ TEST_CASE("NumPy reads what nax writes, and nax what NumPy writes (where NumPy i
   }
   const std::string ours = temp("ours.npz"), theirs = temp("theirs.npz");
   // A name beyond ASCII is flagged UTF-8 in the archive, so that Python reads it as written.
-  nax::io::save_npz(ours, {{"w", nax::io::to_dyn(weights())}, {"w\u00e9", nax::io::to_dyn(weights())}});
+  nax::io::save_npz(ours,
+                    {{"w", nax::io::to_dyn(weights())}, {"w\u00e9", nax::io::to_dyn(weights())}});
   const std::string check = "/usr/bin/python3 -c \"import numpy as np; d = np.load('" + ours +
                             "'); assert d.files == ['w', 'w\u00e9'], d.files; w = d['w']; "
                             "assert w.dtype == np.float32 and w.shape == (2, 3) "

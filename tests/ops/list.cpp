@@ -11,7 +11,6 @@
 #include <doctest/doctest.h>
 #include <boost/mp11/algorithm.hpp>
 
-
 TEST_CASE("ids, names and find agree") {
   // A few ops by name; the count is not pinned (a new op is its body plus one line).
   for (const char* op : {"add", "mul", "exp", "gelu", "equal", "logical_not", "where"}) {
