@@ -54,6 +54,30 @@ def blas_thread_setter():
 set_blas_threads = None
 
 
+def mlp_block(x, p, eps):
+    """The MLP block (bench/mlp_block.hpp) with torch's [out, in] weights w1t, w2t in p."""
+    F = torch.nn.functional
+    h = F.linear(F.gelu(F.linear(x, p["w1t"], p["b1"])), p["w2t"], p["b2"]) + x
+    return F.layer_norm(h, (x.shape[-1],), p["gamma"], p["beta"], eps)
+
+
+def encoder_block(x, t, heads, eps, scale):
+    """bench/transformer.cpp's encoder block (causal attention, layer norms, GELU MLP)."""
+    F = torch.nn.functional
+    b, s, m = x.shape
+    a = F.layer_norm(x, (m,), t["ln1_g"], t["ln1_b"], eps)
+    q = (a @ t["wq"]).view(b, s, heads, -1).transpose(1, 2)  # [b, heads, s, hd]
+    k = (a @ t["wk"]).view(b, s, heads, -1).transpose(1, 2)
+    v = (a @ t["wv"]).view(b, s, heads, -1).transpose(1, 2)
+    scores = (q @ k.transpose(-1, -2)) * scale
+    causal = torch.ones(s, s, dtype=torch.bool).tril()
+    p = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1)
+    o = (p @ v).transpose(1, 2).reshape(b, s, -1)
+    h = x + o @ t["wo"]
+    c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
+    return h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+
+
 def op_function(name):
     x = tensors.get("x")
     if name == "chain_plain":
@@ -75,73 +99,36 @@ def op_function(name):
     if name == "mlp":
         # x: [batch, 768]; w1t: [3072, 768] and w2t: [768, 3072] (torch's [out, in] layout),
         # b1, b2, gamma, beta; eps.
-        F = torch.nn.functional
-        w1, b1, w2, b2 = tensors["w1t"], tensors["b1"], tensors["w2t"], tensors["b2"]
-        gamma, beta, eps = tensors["gamma"], tensors["beta"], params["eps"]
-        shape = (x.shape[-1],)
-        return lambda: F.layer_norm(
-            F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2) + x, shape, gamma, beta, eps)
+        eps = params["eps"]
+        return lambda: mlp_block(x, tensors, eps)
     if name == "proj3":
         # x: [batch, 768] times three [768, 768] weights, summed (q, k and v of attention).
         wq, wk, wv = tensors["wq"], tensors["wk"], tensors["wv"]
         return lambda: x @ wq + x @ wk + x @ wv
     if name == "encoder":
-        F = torch.nn.functional
-        t = tensors
         heads, eps, scale = int(params["heads"]), params["eps"], params["scale"]
-
-        def encoder():
-            b, s, m = x.shape
-            a = F.layer_norm(x, (m,), t["ln1_g"], t["ln1_b"], eps)
-            q = (a @ t["wq"]).view(b, s, heads, -1).transpose(1, 2)  # [b, heads, s, hd]
-            k = (a @ t["wk"]).view(b, s, heads, -1).transpose(1, 2)
-            v = (a @ t["wv"]).view(b, s, heads, -1).transpose(1, 2)
-            scores = (q @ k.transpose(-1, -2)) * scale
-            causal = torch.ones(s, s, dtype=torch.bool).tril()
-            p = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1)
-            o = (p @ v).transpose(1, 2).reshape(b, s, -1)
-            h = x + o @ t["wo"]
-            c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
-            return h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
-
-        return encoder
+        return lambda: encoder_block(x, tensors, heads, eps, scale)
     if name in ("mlp_train", "mlp_grads"):
         # The MLP block's loss, mean over the batch of sum((y - target)^2) (target: [batch, 768]),
         # its gradients by the six weights (torch's [out, in] layout for w1t, w2t) and an AdamW
         # step (lr, weight_decay params), as a PyTorch user trains: leaf tensors that require
         # grad, zero_grad, backward, step.
-        F = torch.nn.functional
         names = ["w1t", "b1", "w2t", "b2", "gamma", "beta"]
         ps = {k: tensors[k].clone().requires_grad_(True) for k in names}
         target, eps = tensors["target"], params["eps"]
-        shape = (x.shape[-1],)
 
         def loss():
-            y = F.layer_norm(F.linear(F.gelu(F.linear(x, ps["w1t"], ps["b1"])), ps["w2t"], ps["b2"])
-                             + x, shape, ps["gamma"], ps["beta"], eps)
-            return ((y - target) ** 2).sum(-1).mean()
+            return ((mlp_block(x, ps, eps) - target) ** 2).sum(-1).mean()
 
         return training(name, loss, ps, names)
     if name in ("encoder_train", "encoder_grads"):
         # bench/transformer.cpp's block; its loss, the mean over batch and seq of sum(y^2).
-        F = torch.nn.functional
         names = ["ln1_g", "ln1_b", "wq", "wk", "wv", "wo", "ln2_g", "ln2_b", "w1", "b1", "w2", "b2"]
         t = {k: tensors[k].clone().requires_grad_(True) for k in names}
         heads, eps, scale = int(params["heads"]), params["eps"], params["scale"]
 
         def loss():
-            b, s, m = x.shape
-            a = F.layer_norm(x, (m,), t["ln1_g"], t["ln1_b"], eps)
-            q = (a @ t["wq"]).view(b, s, heads, -1).transpose(1, 2)
-            k = (a @ t["wk"]).view(b, s, heads, -1).transpose(1, 2)
-            v = (a @ t["wv"]).view(b, s, heads, -1).transpose(1, 2)
-            scores = (q @ k.transpose(-1, -2)) * scale
-            causal = torch.ones(s, s, dtype=torch.bool).tril()
-            p = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1)
-            o = (p @ v).transpose(1, 2).reshape(b, s, -1)
-            h = x + o @ t["wo"]
-            c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
-            y = h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+            y = encoder_block(x, t, heads, eps, scale)
             return (y * y).sum(-1).mean()
 
         return training(name, loss, t, names)
