@@ -337,7 +337,8 @@ void flush_caches() {
 // Cold: every sample is one call after flush_caches() (inputs come from memory, as for arrays
 // this size in a pipeline that has moved on). Warm: every sample is a batch of calls lasting
 // ~batch_seconds, so after the first call the variant finds what it left in the caches.
-void measure(std::vector<variant>& vs, int reps, double batch_seconds, bool cold) {
+// (Unused by the benchmarks that time a stream of their own: bench/bounded.cpp.)
+[[maybe_unused]] void measure(std::vector<variant>& vs, int reps, double batch_seconds, bool cold) {
   for (auto& v : vs) {
     const std::string problem = v.verify();
     if (!problem.empty()) fail("MISMATCH: " + v.name + " (" + v.threads + " threads): " + problem);

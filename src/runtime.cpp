@@ -12,6 +12,7 @@
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
 #include <nax/graph/infer/dot_general.hpp>
+#include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
 #include <nax/graph/infer/generate.hpp>
 #include <nax/graph/infer/reduce.hpp>
@@ -36,6 +37,7 @@
 #include <nax/runtime/executable.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/size_buckets.hpp>
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/specialization_cache.hpp>
 #include <nax/runtime/step_factory.hpp>
@@ -44,6 +46,7 @@
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/copy.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
+#include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/elementwise.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 #include <nax/runtime/steps/fused_reduce.hpp>
@@ -53,3 +56,4 @@
 #include <nax/runtime/steps/reduce.hpp>
 #include <nax/runtime/steps/softmax.hpp>
 #include <nax/runtime/trace.hpp>
+#include <nax/runtime/value_axes.hpp>

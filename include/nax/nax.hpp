@@ -43,6 +43,7 @@
 #include <nax/typed/optim.hpp>
 #include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
+#include <nax/typed/size.hpp>
 #include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>

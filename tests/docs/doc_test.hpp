@@ -40,4 +40,15 @@ void expect_throw(Statement&& statement, std::string_view expected, const char* 
   throw std::runtime_error(where + "the page says this throws; it did not");
 }
 
+// A value the page states: NAX_DOC_CHECK(s.total == 3) fails the block, naming the page's line,
+// if the condition is false (a comment saying `// 3` would not be tested).
+inline void check(bool ok, const char* condition, const char* file, int line) {
+  if (!ok)
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": the page states " +
+                             condition + "; it is false");
+}
+
 }  // namespace nax_doc
+
+#define NAX_DOC_CHECK(...) \
+  ::nax_doc::check(static_cast<bool>(__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)

@@ -130,6 +130,14 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
   for (std::size_t id = 0; id < b.size(); ++id) {
     const g::node& n = b.at(static_cast<g::node_id>(id));
     dense& out = vals[id];
+    if (n.kind() == g::op_kind::set_dimension_size)  // its axis is bound by its size, a value
+      binds.set(n.shape[n.as<g::set_dimension_size_op>().axis].name(),
+                static_cast<std::size_t>(vals[n.inputs[1]].v[0]));
+    if (const auto* c = n.op.get_if<g::concat_op>(); c && n.shape[c->axis].is_dynamic()) {
+      std::size_t sum = 0;  // a concat along bounded axes: its own axis, bound by the sum
+      for (g::node_id a : n.inputs) sum += vals[a].ext[c->axis];
+      binds.set(n.shape[c->axis].name(), sum);
+    }
     out.shape = n.shape.resolve(binds);
     for (const nax::dim& x : out.shape.dims()) out.ext.push_back(x.extent());
     std::size_t count = 1;
@@ -300,6 +308,39 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
           });
           at += x.ext[axis];
         }
+        break;
+      }
+      case g::op_kind::set_dimension_size: {
+        const std::size_t axis = n.as<g::set_dimension_size_op>().axis;
+        const dense& x = arg(0);
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          if (idx[axis] < x.ext[axis]) out.v[out.offset(idx)] = x.v[x.offset(idx)];
+        });
+        break;
+      }
+      case g::op_kind::dimension_size:
+        out.v[0] = static_cast<double>(arg(0).ext[n.as<g::dimension_size_op>().axis]);
+        break;
+      case g::op_kind::dynamic_slice:
+      case g::op_kind::dynamic_update_slice: {
+        // XLA's clamping: start in [0, extent - size].
+        const bool update = n.kind() == g::op_kind::dynamic_update_slice;
+        const std::size_t axis =
+            update ? n.as<g::dynamic_update_slice_op>().axis : n.as<g::dynamic_slice_op>().axis;
+        const dense& x = arg(0);
+        const dense& part = update ? arg(1) : out;
+        const double wanted = arg(update ? 2 : 1).v[0];
+        const double last = static_cast<double>(x.ext[axis] - part.ext[axis]);
+        const auto start = static_cast<std::size_t>(std::clamp(wanted, 0.0, last));
+        if (update) out.v = x.v;
+        for_each_index(part.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> at(idx.begin(), idx.end());
+          at[axis] += start;
+          if (update)
+            out.v[out.offset(at)] = part.v[part.offset(idx)];
+          else
+            out.v[out.offset(idx)] = x.v[x.offset(at)];
+        });
         break;
       }
       case g::op_kind::iota: {

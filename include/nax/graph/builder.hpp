@@ -21,6 +21,7 @@
 #include <nax/graph/axis_alias.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
+#include <nax/graph/value_axis.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
@@ -140,6 +141,49 @@ class builder {
   /// have no name to bind.
   NAX_RUNTIME_INLINE value concat(std::span<const value> xs, axis_ref axis);
 
+  /// The same, the joined axis named `name`. Its operands' axes may also be dynamic with a bound:
+  /// the joined axis is then a new axis bounded by the sum of their extents and bounds, whose
+  /// extent the run computes (the sum; builder::value_axes). `name` must be new to the graph.
+  NAX_RUNTIME_INLINE value concat(std::span<const value> xs, axis_ref axis, std::string_view name);
+
+  /// x padded along its static `axis` with `low` entries before and `high` after, all `value`
+  /// (x's element type; the axis keeps its name). A dynamic axis is an error, as for concat:
+  /// the padded extent would have no name to bind.
+  NAX_RUNTIME_INLINE value pad(value x, axis_ref axis, std::int64_t low, std::int64_t high,
+                               double value);
+
+  // Places along an axis that are run-time values (StableHLO's bounded dynamism, docs/bounded.md).
+
+  /// x's run-time extent along `axis`: a rank-0 `type` (i32 or i64) whose value is the extent
+  /// the run binds (a static extent's value is that extent).
+  NAX_RUNTIME_INLINE value get_dimension_size(value x, axis_ref axis,
+                                              nax::dtype type = nax::dtype::i32);
+
+  /// `size` entries of x along `axis` from the run-time `start` (a rank-0 i32 or i64), the axis
+  /// keeping its name with the static extent `size`. As in XLA, the start is clamped to
+  /// [0, extent - size], so the slice is always in range; a size above the extent is an error
+  /// (here against a static extent or a bound, else when the executable specializes).
+  NAX_RUNTIME_INLINE value dynamic_slice(value x, axis_ref axis, value start, std::int64_t size);
+
+  /// x with `update` written along `axis` from the run-time `start` (a rank-0 i32 or i64),
+  /// clamped to [0, extent - the update's extent] as XLA does. The update has x's type, rank and
+  /// other axes; its extent along the axis must fit in x's.
+  NAX_RUNTIME_INLINE value dynamic_update_slice(value x, value update, axis_ref axis, value start);
+
+  /// x with its axis `axis` (static, or dynamic with a bound) replaced by the dynamic axis
+  /// `name` whose extent is the run-time `size` (a rank-0 i32 or i64), bounded by the axis's
+  /// extent or bound: StableHLO's set_dimension_size. The result's first min(size, extent)
+  /// entries along the axis are x's; entries past x's extent are zeros. The run computes the
+  /// size before anything runs (it is part of the binding), so `size` must be made from
+  /// parameters, constants and get_dimension_size by add, sub, mul, min and max; a size outside
+  /// [0, bound] is a nax::shape_error naming the axis, the size and the bound. `name` must be
+  /// new to the graph.
+  NAX_RUNTIME_INLINE value set_dimension_size(value x, axis_ref axis, value size,
+                                              std::string_view name);
+
+  /// The axes set_dimension_size made, in order, each with how the run computes its extent.
+  std::span<const value_axis> value_axes() const noexcept { return value_axes_; }
+
   /// x with its axis `from` named `to` (no data moves). A dynamic axis renamed is an alias of
   /// its source: bound to the same value, never a separate axis of the binding (queries over
   /// `seq`, keys over `kseq`: the executable is specialized per `seq` alone). nax::shape_error if
@@ -198,9 +242,16 @@ class builder {
     return push(std::move(n));
   }
 
+  // The postfix program computing the rank-0 integer `size` (graph/value_axis.hpp) for op `op`.
+  NAX_RUNTIME_INLINE std::vector<size_term> size_program(node_id size, std::string_view op) const;
+  // nax::shape_error unless `name` is new to the graph (op's operand: s).
+  NAX_RUNTIME_INLINE void check_new_axis_name(std::string_view op, const nax::shape& s,
+                                              std::string_view name) const;
+
   ir graph_;
   std::uint32_t parameters_ = 0;
   std::vector<axis_alias> aliases_;
+  std::vector<value_axis> value_axes_;
   node_id gradient_begin_ = ir::no_node;
 };
 
@@ -228,6 +279,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
 #include <nax/graph/infer/dot_general.hpp>
+#include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
 #include <nax/graph/infer/generate.hpp>
 #include <nax/graph/infer/reduce.hpp>
@@ -398,6 +450,185 @@ NAX_RUNTIME_INLINE value builder::slice(value x, axis_ref axis, std::int64_t sta
                                         std::int64_t stop, std::int64_t step) {
   std::optional<node> n = detail::infer_slice(graph_, operand("slice", x), axis, start, stop, step);
   return n ? push(std::move(*n)) : x;
+}
+
+NAX_RUNTIME_INLINE value builder::pad(value x, axis_ref axis, std::int64_t low, std::int64_t high,
+                                      double v) {
+  const nax::shape xs = graph_[operand("pad", x)].shape;
+  const std::size_t i = detail::resolve_axis("pad", 0, xs, axis);
+  const dim& d = xs[i];
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::pad(", xs.to_string(), "): ", why...);
+  };
+  if (low < 0 || high < 0) fail("the padding ", low < 0 ? low : high, " is negative");
+  if (d.is_dynamic())
+    fail("padding along dynamic ", detail::axis_subject(d, i),
+         " is not supported: the padded extent would have no name to bind");
+  if (low == 0 && high == 0) return x;
+  const value fill = constant(v, xs.dtype());
+  auto filler = [&](std::int64_t n) {
+    std::vector<dim> dims(xs.dims().begin(), xs.dims().end());
+    dims[i] = d.has_name() ? dim::named(d.name(), static_cast<std::size_t>(n))
+                           : dim(static_cast<std::size_t>(n));
+    return broadcast(fill, nax::shape(xs.dtype(), std::span<const dim>(dims)));
+  };
+  std::vector<value> parts;
+  if (low > 0) parts.push_back(filler(low));
+  parts.push_back(x);
+  if (high > 0) parts.push_back(filler(high));
+  return concat(parts, i);
+}
+
+NAX_RUNTIME_INLINE value builder::get_dimension_size(value x, axis_ref axis, nax::dtype type) {
+  return push(detail::infer_dimension_size(graph_, operand("get_dimension_size", x), axis, type));
+}
+
+NAX_RUNTIME_INLINE value builder::dynamic_slice(value x, axis_ref axis, value start,
+                                                std::int64_t size) {
+  const node_id xi = operand("dynamic_slice", x), si = operand("dynamic_slice", start);
+  return push(detail::infer_dynamic_slice(graph_, xi, axis, si, size));
+}
+
+NAX_RUNTIME_INLINE value builder::dynamic_update_slice(value x, value update, axis_ref axis,
+                                                       value start) {
+  constexpr std::string_view op = "dynamic_update_slice";
+  const node_id xi = operand(op, x), ui = operand(op, update), si = operand(op, start);
+  return push(detail::infer_dynamic_update_slice(graph_, xi, ui, axis, si));
+}
+
+NAX_RUNTIME_INLINE std::vector<size_term> builder::size_program(node_id size,
+                                                                std::string_view op) const {
+  std::vector<size_term> out;
+  auto walk = [&](auto& self, node_id id) -> void {
+    const node& n = graph_[id];
+    auto refuse = [&](std::string_view why) {
+      nax::detail::throw_shape_error(
+          "nax::graph::", op, ": the size must be made from parameters, constants and ",
+          "get_dimension_size by add, sub, mul, min and max (the run computes it before any step ",
+          "runs); node ", id, " (", op_label(n.op), ", ", n.shape.to_string(), ") ", why);
+    };
+    if (n.shape.rank() != 0 ||
+        (n.shape.dtype() != nax::dtype::i32 && n.shape.dtype() != nax::dtype::i64))
+      refuse("is not a rank-0 i32 or i64");
+    size_term t;
+    switch (n.kind()) {
+      case op_kind::parameter:
+        t.k = size_term::kind::parameter;
+        t.parameter = n.as<parameter_op>().index;
+        break;
+      case op_kind::constant:
+        t.k = size_term::kind::constant;
+        t.value = static_cast<std::int64_t>(n.as<constant_op>().value);
+        break;
+      case op_kind::dimension_size: {
+        const dim& d = graph_[n.inputs[0]].shape[n.as<dimension_size_op>().axis];
+        if (d.is_static()) {
+          t.k = size_term::kind::constant;
+          t.value = static_cast<std::int64_t>(d.extent());
+        } else {
+          t.k = size_term::kind::extent;
+          t.axis = d.name();
+          for (const axis_alias& a : aliases_)  // a renamed axis is bound as its source
+            if (a.alias == t.axis) t.axis = a.source;
+        }
+        break;
+      }
+      case op_kind::elementwise: {
+        using ops::id;
+        const id e = n.as<elementwise_op>().op;
+        if (e != id::add && e != id::sub && e != id::mul && e != id::min && e != id::max)
+          refuse("is not one of them");
+        self(self, n.inputs[0]);
+        self(self, n.inputs[1]);
+        t.k = e == id::add   ? size_term::kind::add
+              : e == id::sub ? size_term::kind::sub
+              : e == id::mul ? size_term::kind::mul
+              : e == id::min ? size_term::kind::min
+                             : size_term::kind::max;
+        break;
+      }
+      default: refuse("is not one of them");
+    }
+    out.push_back(t);
+  };
+  walk(walk, size);
+  return out;
+}
+
+NAX_RUNTIME_INLINE void builder::check_new_axis_name(std::string_view op, const nax::shape& s,
+                                                     std::string_view name) const {
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::", op, "(", s.to_string(), "): ", why...);
+  };
+  if (name.empty()) fail("the new axis needs a name, to bind its extent by");
+  const axis_name new_name(name);
+  for (const node& n : graph_.nodes())
+    for (const dim& e : n.shape.dims())
+      if (e.has_name() && e.name() == new_name)
+        fail("'", name, "' already names an axis of the graph (", n.shape.to_string(),
+             "); the new axis needs a name of its own");
+  for (const axis_alias& a : aliases_)
+    if (a.alias == new_name)
+      fail("'", name, "' already names axis '", a.source.view(), "' renamed");
+}
+
+NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axis,
+                                         std::string_view name) {
+  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  std::vector<node_id> ids;
+  for (const value& v : xs) ids.push_back(operand("concat", v));
+  check_new_axis_name("concat", graph_[ids[0]].shape, name);
+  node n = *detail::infer_concat(graph_, ids, axis, name);
+  const std::size_t k = n.as<concat_op>().axis;
+  if (n.shape[k].is_dynamic()) {  // its extent: the sum of the operands'
+    std::vector<size_term> sum;
+    for (std::size_t p = 0; p < ids.size(); ++p) {
+      const dim& d = graph_[ids[p]].shape[k];
+      size_term t;
+      if (d.is_static()) {
+        t.value = static_cast<std::int64_t>(d.extent());
+      } else {
+        t.k = size_term::kind::extent;
+        t.axis = d.name();
+        for (const axis_alias& a : aliases_)  // a renamed axis is bound as its source
+          if (a.alias == t.axis) t.axis = a.source;
+      }
+      sum.push_back(t);
+      if (p > 0) sum.push_back({size_term::kind::add, 0, 0, {}});
+    }
+    value_axes_.push_back({n.shape[k].name(), n.shape[k].bound(), std::move(sum), "concat"});
+  }
+  return push(std::move(n));
+}
+
+NAX_RUNTIME_INLINE value builder::set_dimension_size(value x, axis_ref axis, value size,
+                                                     std::string_view name) {
+  constexpr std::string_view op = "set_dimension_size";
+  const node_id xi = operand(op, x), si = operand(op, size);
+  const nax::shape xs = graph_[xi].shape;
+  const std::size_t i = detail::resolve_axis(op, 0, xs, axis);
+  const dim& d = xs[i];
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::set_dimension_size(", xs.to_string(),
+                                   "): ", why...);
+  };
+  if (d.is_dynamic() && !d.has_bound())
+    fail(detail::axis_subject(d, i), " has no bound: the size needs one (declare it '",
+         d.name().view(), "<=N')");
+  check_new_axis_name(op, xs, name);
+  const axis_name new_name(name);
+  const std::size_t bound = d.is_static() ? d.extent() : d.bound();
+  if (bound == 0) fail(detail::axis_subject(d, i), " is empty: no size above 0 fits");
+  std::vector<size_term> program = size_program(si, op);
+  node n;
+  n.op = set_dimension_size_op{static_cast<std::uint32_t>(i)};
+  n.inputs.push_back(xi);
+  n.inputs.push_back(si);
+  std::vector<dim> dims(xs.dims().begin(), xs.dims().end());
+  dims[i] = dim::bounded(new_name, bound);
+  n.shape = nax::shape(xs.dtype(), std::span<const dim>(dims));
+  value_axes_.push_back({new_name, bound, std::move(program), std::string(op)});
+  return push(std::move(n));
 }
 
 NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axis) {

@@ -1,8 +1,12 @@
 #pragma once
 // The options of nax::graph::compile: the cache's size, the passes level 1 runs, what level 2
-// may run side by side and what it may run tile by tile.
+// may run side by side and what it may run tile by tile, and how many specializations bounded
+// axes get (docs/bounded.md).
 
 #include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nax/graph/pass.hpp>
 
@@ -33,6 +37,23 @@ enum class pipelining {
   always,     // every chain of two tiles or more (for tests)
 };
 
+/// How level 2 specializes for the extents of a bounded axis (`seq<=512`).
+enum class size_policy {
+  exact,    // one specialization per extent
+  buckets,  // one per bucket: an extent is served by the smallest bucket at or above it
+  bound,    // one at the bound serves every extent
+};
+
+/// A size policy and, for `buckets`, the buckets: ascending positive extents, empty for the
+/// powers of two up to the bound (and the bound). Under buckets and bound a specialization holds
+/// one memory plan and its arenas, sized for the bucket; the steps of each extent it serves are
+/// planned for that extent's real shapes, made on its first run and kept in the specialization,
+/// so that no result ever reads a padded position.
+struct bounded_sizes {
+  size_policy policy = size_policy::exact;
+  std::vector<std::size_t> buckets = {};
+};
+
 struct compile_options {
   /// Specializations kept per executable; the least recently used is dropped beyond this.
   std::size_t max_specializations = 64;
@@ -48,6 +69,14 @@ struct compile_options {
   pipelining pipeline = pipelining::automatic;
   /// Positions of the tile axis per tile; 0: chosen per binding from the cache sizes.
   std::size_t pipeline_tile = 0;
+  /// The size policy of every bounded dynamic axis of the inputs...
+  bounded_sizes bounded = {};
+  /// ... but these axes, by name (any dynamic axis; `buckets` with a given list also serves an
+  /// axis without a bound, extents above the last bucket exactly).
+  std::vector<std::pair<std::string, bounded_sizes>> bounded_axes = {};
+  /// Under buckets and bound: extents whose steps a specialization keeps (the least recently
+  /// used is dropped beyond this).
+  std::size_t max_extents_per_specialization = 64;
 };
 
 }  // namespace nax::graph

@@ -53,6 +53,13 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
                                      "' renamed");
     p.axis_aliases.push_back(a);
   }
+  for (const value_axis& a : g.value_axes()) {
+    if (std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), a.name) != p.dynamic_axes.end())
+      nax::detail::throw_shape_error("nax::graph::compile: axis '", a.name.view(),
+                                     "' is both an input's axis and the axis of a ", a.op);
+    p.dynamic_axes.push_back(a.name);
+    p.value_axes.push_back(a);
+  }
   if (options.pipeline != pipelining::off) p.pipelines = find_pipeline_chains(p);
   p.gradient_begin = g.gradient_begin();
   return p;

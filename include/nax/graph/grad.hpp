@@ -80,6 +80,9 @@ inline void vjp_of(const vjp_context& c) {
     case op_kind::broadcast: return vjp_broadcast(c);
     case op_kind::slice: return vjp_slice(c);
     case op_kind::concat: return vjp_concat(c);
+    case op_kind::dynamic_slice: return vjp_dynamic_slice(c);
+    case op_kind::dynamic_update_slice: return vjp_dynamic_update_slice(c);
+    case op_kind::set_dimension_size: return vjp_set_dimension_size(c);
     case op_kind::softmax: return vjp_softmax(c);
     case op_kind::layer_norm: return vjp_layer_norm(c);
     // No operand, or none that carries a gradient (argmax's result is an integer).
@@ -87,7 +90,8 @@ inline void vjp_of(const vjp_context& c) {
     case op_kind::constant:
     case op_kind::iota:
     case op_kind::random:
-    case op_kind::arg_reduce: return;
+    case op_kind::arg_reduce:
+    case op_kind::dimension_size: return;
     // nax::jit's expressions with a cast or a tensor of their own are one external node; the
     // fusion passes' nodes never reach a builder.
     case op_kind::external:
@@ -112,7 +116,13 @@ inline std::string vjp_refusal(const builder& b, node_id v) {
     case op_kind::extra_result:
       return nax::detail::message("nax::graph::grad: no VJP for ", node_label(n), " of shape ",
                                   n.shape.to_string(), " (node ", v, ")");
-    case op_kind::slice: return vjp_slice_refusal(b.at(n.inputs[0]).shape, n.as<slice_op>().axis);
+    case op_kind::concat: return vjp_concat_refusal(n.shape, n.as<concat_op>().axis);
+    case op_kind::set_dimension_size:
+      return vjp_set_dimension_size_refusal(b.at(n.inputs[0]).shape,
+                                            n.as<set_dimension_size_op>().axis);
+    case op_kind::dynamic_update_slice:
+      return vjp_dynamic_update_slice_refusal(b.at(n.inputs[1]).shape,
+                                              n.as<dynamic_update_slice_op>().axis);
     default: return {};
   }
 }

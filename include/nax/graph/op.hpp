@@ -102,6 +102,31 @@ struct concat_op {
   std::uint32_t axis = 0;
   friend bool operator==(const concat_op&, const concat_op&) = default;
 };
+/// The run-time extent of the input's axis `axis`, as a rank-0 integer of the node's type (i32
+/// or i64): StableHLO's get_dimension_size.
+struct dimension_size_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const dimension_size_op&, const dimension_size_op&) = default;
+};
+/// The node's extent of entries of input 0 along `axis` from the run-time start, input 1 (a
+/// rank-0 integer), clamped to [0, extent - size] as XLA's dynamic_slice does.
+struct dynamic_slice_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const dynamic_slice_op&, const dynamic_slice_op&) = default;
+};
+/// Input 0 with input 1 written along `axis` from the run-time start, input 2 (a rank-0
+/// integer), clamped to [0, extent - the update's extent] as XLA's dynamic_update_slice does.
+struct dynamic_update_slice_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const dynamic_update_slice_op&, const dynamic_update_slice_op&) = default;
+};
+/// Input 0 with its axis `axis` replaced by a value axis (graph/value_axis.hpp) whose extent is
+/// the run-time size, input 1: StableHLO's set_dimension_size. The first min(size, extent)
+/// entries are input 0's; entries past its extent are zeros.
+struct set_dimension_size_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const set_dimension_size_op&, const set_dimension_size_op&) = default;
+};
 /// The positions along `axis` of the node's shape: element (..., j, ...) is j (no inputs).
 struct iota_op {
   std::uint32_t axis = 0;
@@ -175,6 +200,10 @@ struct extra_result_op {
   X(broadcast)                \
   X(slice)                    \
   X(concat)                   \
+  X(dimension_size)           \
+  X(set_dimension_size)       \
+  X(dynamic_slice)            \
+  X(dynamic_update_slice)     \
   X(iota)                     \
   X(random)                   \
   X(arg_reduce)               \
@@ -330,6 +359,10 @@ inline std::string_view name(op_kind k) noexcept {
     case op_kind::broadcast: return "broadcast";
     case op_kind::slice: return "slice";
     case op_kind::concat: return "concat";
+    case op_kind::dimension_size: return "get_dimension_size";
+    case op_kind::set_dimension_size: return "set_dimension_size";
+    case op_kind::dynamic_slice: return "dynamic_slice";
+    case op_kind::dynamic_update_slice: return "dynamic_update_slice";
     case op_kind::iota: return "iota";
     case op_kind::random: return "random";
     case op_kind::arg_reduce: return "arg_reduce";

@@ -156,6 +156,48 @@ inline value concat(std::span<const value> xs, axis_ref axis) {
 inline value concat(std::initializer_list<value> xs, axis_ref axis) {
   return concat(std::span(xs.begin(), xs.size()), axis);
 }
+/// concat({a, b}, "seq", "joined"): the same along static or bounded axes, the joined axis named
+/// `name`: bounded by the sum of the operands' extents and bounds, its extent their sum at run
+/// time (docs/bounded.md).
+inline value concat(std::initializer_list<value> xs, axis_ref axis, std::string_view name) {
+  if (xs.size() == 0)
+    nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  return xs.begin()->owner().concat(std::span(xs.begin(), xs.size()), axis, name);
+}
+
+/// pad(x, "seq", 1, 2, 0.0): x with 1 entry before and 2 after along a static axis, all 0.
+inline value pad(const value& x, axis_ref axis, std::int64_t low, std::int64_t high, double v) {
+  return x.owner().pad(x, axis, low, high, v);
+}
+
+// --- places along an axis that are run-time values (docs/bounded.md) ---------------------------
+
+/// get_dimension_size(x, "seq"): x's run-time extent along seq, a rank-0 i32 (or `type`: i64).
+inline value get_dimension_size(const value& x, axis_ref axis, nax::dtype type = nax::dtype::i32) {
+  return x.owner().get_dimension_size(x, axis, type);
+}
+
+/// set_dimension_size(x, "slots", count, "batch"): x with its static or bounded axis `slots`
+/// replaced by the axis `batch` whose extent is the run-time `count` (at most the axis's extent or
+/// bound; zeros past x's extent). count is made from parameters, constants and
+/// get_dimension_size by add, sub, mul, min and max.
+inline value set_dimension_size(const value& x, axis_ref axis, const value& size,
+                                std::string_view name) {
+  return x.owner().set_dimension_size(x, axis, size, name);
+}
+
+/// dynamic_slice(x, "seq", start, 16): 16 entries along seq from the run-time start (a rank-0
+/// integer), clamped to [0, extent - 16].
+inline value dynamic_slice(const value& x, axis_ref axis, const value& start, std::int64_t size) {
+  return x.owner().dynamic_slice(x, axis, start, size);
+}
+
+/// dynamic_update_slice(x, u, "seq", start): x with u written along seq from the run-time start,
+/// clamped to [0, extent - u's extent].
+inline value dynamic_update_slice(const value& x, const value& update, axis_ref axis,
+                                  const value& start) {
+  return x.owner().dynamic_update_slice(x, update, axis, start);
+}
 
 // --- tensors made from a rule (docs/graph.md, "Making tensors") ----------------------------------
 // Shapes are given, or taken from an operand (the `_like` forms and those with axes of x): no

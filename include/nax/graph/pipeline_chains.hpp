@@ -152,6 +152,11 @@ NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_n
     case op_kind::softmax: return s.as<softmax_op>().axis != 0;
     case op_kind::layer_norm: return s.as<layer_norm_op>().axis != 0;
     case op_kind::slice: return s.as<slice_op>().axis != 0;
+    // A run-time start (an operand without the tile axis, refused above); the extent itself.
+    case op_kind::dynamic_slice:
+    case op_kind::dynamic_update_slice:
+    case op_kind::dimension_size:
+    case op_kind::set_dimension_size: return false;
     case op_kind::dot_general:
     case op_kind::fused_dense: {
       const auto* fused = s.op.get_if<fused_dense_op>();

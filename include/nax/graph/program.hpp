@@ -18,6 +18,7 @@
 #include <nax/graph/axis_alias.hpp>
 #include <nax/graph/decomposition.hpp>
 #include <nax/graph/op.hpp>
+#include <nax/graph/value_axis.hpp>
 
 namespace nax::graph {
 
@@ -73,7 +74,12 @@ struct program {
   std::vector<program_step> steps;
   std::vector<std::string> input_names;  // by parameter position
   std::vector<value_index> outputs;      // by result position
-  std::vector<axis_name> dynamic_axes;   // the named dynamic axes of the inputs, sorted
+  /// The named dynamic axes of the inputs, sorted, then the value axes', in value_axes' order:
+  /// the axes a binding gives extents to.
+  std::vector<axis_name> dynamic_axes;
+  /// The axes no input has, whose extents a run computes (graph/value_axis.hpp), each from the
+  /// extents before it in dynamic_axes.
+  std::vector<value_axis> value_axes;
   /// The renamed dynamic axes (graph::builder::rename), each bound as its source, one of
   /// dynamic_axes: specialization binds them from the binding of dynamic_axes.
   std::vector<axis_alias> axis_aliases;
@@ -85,6 +91,8 @@ struct program {
 
   const program_value& input(std::size_t k) const { return values[k]; }
   std::size_t num_inputs() const { return input_names.size(); }
+  /// The dynamic axes of the inputs: the first ones of dynamic_axes.
+  std::size_t num_input_axes() const { return dynamic_axes.size() - value_axes.size(); }
 };
 
 }  // namespace nax::graph

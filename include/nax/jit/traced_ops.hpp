@@ -1,5 +1,5 @@
 #pragma once
-// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, permute, rename, split,
+// nax::dot, sum, mean, max, min, softmax, log_softmax, layer_norm, size, permute, rename, split,
 // merge, slice, concat and eval on traced values (while nax::jit traces a function): each adds
 // graph nodes and returns a traced value of the type the typed op would return, instead of
 // computing. Their operands, if elementwise expressions, become one fused node first
@@ -12,6 +12,7 @@
 // traced under nax::jit. This header must be included before such a lambda is defined.
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -30,6 +31,7 @@
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/reduce.hpp>
+#include <nax/typed/size.hpp>
 #include <nax/typed/softmax.hpp>
 
 namespace nax {
@@ -135,6 +137,19 @@ requires(sizeof...(Axes) > 0 && detail::is_traced_v<N<P...>>) auto min(N<P...> x
 template <template <class...> class N, class... P>
 requires detail::is_traced_v<N<P...>>
 auto eval(N<P...> e) { return detail::to_traced(e); }
+
+/// nax::size on a traced operand: a get_dimension_size node, the run's extent along A (under
+/// every size policy, docs/bounded.md).
+template <class A, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto size(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  // An error here means A is not an axis of x.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<std::int32_t, axes<>>(
+      v.owner().get_dimension_size(v, graph::axis_ref(A::name), dtype::i32));
+}
 
 /// nax::permute on a traced operand: a transpose node (the axes by name).
 template <class... Axes, class X>

@@ -18,7 +18,10 @@ namespace nax::runtime {
 
 struct arena {
   nax::detail::aligned_ptr<std::byte> memory;
-  std::vector<void*> values;  // inputs and outputs are filled per run, the rest once
+  std::vector<void*> values;  // inputs and outputs are filled per run, the rest once...
+  /// ... for this layout (a specialization); a run with another, sharing the arena (the
+  /// extents of one bucket, runtime/specialization_cache.hpp), sets the rest again.
+  const void* layout = nullptr;
 };
 
 class arena_pool {

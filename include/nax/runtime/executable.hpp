@@ -4,7 +4,9 @@
 // one, runtime/run_slot.hpp, or the LRU cache, runtime/specialization_cache.hpp, which builds it
 // on a miss), takes an arena and runs the steps, group by group (runtime/step_schedule.hpp). A
 // specialization is for the binding and the thread count current when the run starts, so a run
-// always splits its work for the threads it has. A graph without dynamic axes has one
+// always splits its work for the threads it has. Under the size policies buckets and bound
+// (runtime/size_buckets.hpp) the cache is keyed by the bucket, and the run by its real extents
+// within it. A graph without dynamic axes has one
 // specialization built when it is compiled (for the thread count of then), and skips binding
 // extraction and the cache while the thread count stays that.
 
@@ -20,13 +22,16 @@
 #include <nax/core/linkage.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
+#include <nax/runtime/binding_key.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/specialization_stats.hpp>
 
 namespace nax {
 namespace runtime {
 struct specialization;
-}
+struct run_slot;
+struct cache_entry;
+}  // namespace runtime
 
 class executable {
  public:
@@ -79,6 +84,13 @@ class executable {
   struct state;
   struct pinned;
   NAX_RUNTIME_INLINE pinned find(std::span<const dyn_tensor> inputs) const;
+  NAX_RUNTIME_INLINE pinned find_in_bucket(const runtime::extents_key& key,
+                                           runtime::run_slot& slot) const;
+  NAX_RUNTIME_INLINE void check_bounds(const runtime::extents_key& key) const;
+  NAX_RUNTIME_INLINE void bucket_of(const runtime::extents_key& key,
+                                    runtime::extents_key& bucket) const;
+  NAX_RUNTIME_INLINE std::shared_ptr<runtime::cache_entry> lookup_bucket(
+      const runtime::extents_key& key, runtime::extents_key& bucket) const;
   NAX_RUNTIME_INLINE void execute(const pinned& pin, std::span<const dyn_tensor> inputs,
                                   std::span<dyn_tensor> outputs) const;
 
@@ -92,6 +104,7 @@ class executable {
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include <nax/core/extract_bindings.hpp>
 #include <nax/core/shape_error.hpp>
@@ -99,9 +112,11 @@ class executable {
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/run_slot.hpp>
+#include <nax/runtime/size_buckets.hpp>
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/specialization_cache.hpp>
 #include <nax/runtime/trace.hpp>
+#include <nax/runtime/value_axes.hpp>
 
 namespace nax {
 
@@ -111,8 +126,10 @@ struct executable::state {
         options(o),
         id(next_id()),
         signature(program),
+        buckets(program, o),
         cache(program, o.max_specializations,
-              runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile}) {}
+              runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile},
+              o.max_extents_per_specialization) {}
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -122,6 +139,12 @@ struct executable::state {
   graph::compile_options options;
   const std::uint64_t id;  // never reused: tells this executable's run slots apart
   runtime::input_signature signature;
+  runtime::size_buckets buckets;
+  // Buckets whose extents the graph does not allow (an axis that an op unified with a static
+  // extent, say 1, allows that extent alone): their extents are served exactly.
+  std::mutex refused_mutex;
+  std::vector<runtime::extents_key> refused;
+  std::atomic<bool> any_refused{false};
   runtime::specialization_cache cache;
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
   std::shared_ptr<runtime::cache_entry> fixed_entry;  // the same, for run slots
@@ -129,16 +152,22 @@ struct executable::state {
 };
 
 // A specialization held for one run: by this thread's run slot (which also lends the run its
-// arena), or by `hold`, or by the state when the graph is static.
+// arena), or by `hold` (and `extent`), or by the state when the graph is static. Its arenas
+// come from `pool`: its own, or under buckets and bound its bucket's.
 struct executable::pinned {
   const runtime::specialization* spec = nullptr;
   std::shared_ptr<runtime::cache_entry> hold;
   runtime::run_slot* slot = nullptr;
+  runtime::arena_pool* pool = nullptr;
+  std::shared_ptr<runtime::extent_entry> extent;
 };
 
 NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_options options) {
   if (options.max_specializations == 0)
     detail::throw_shape_error("nax::graph::compile: max_specializations must be at least 1, got 0");
+  if (options.max_extents_per_specialization == 0)
+    detail::throw_shape_error(
+        "nax::graph::compile: max_extents_per_specialization must be at least 1, got 0");
   state_ = std::make_unique<state>(std::move(p), options);
   if (state_->program.dynamic_axes.empty()) {
     const auto start = std::chrono::steady_clock::now();
@@ -213,7 +242,15 @@ NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings
     if (!state_->fixed || state_->fixed->threads != threads) {
       runtime::extents_key key;
       (void)runtime::key_of(axes, b, threads, key);
-      (void)state_->cache.lookup(key, &b);
+      check_bounds(key);
+      runtime::check_value_axes(state_->program, key);
+      if (!state_->buckets.any()) {
+        (void)state_->cache.lookup(key, &b);
+        continue;
+      }
+      runtime::extents_key bucket;
+      const std::shared_ptr<runtime::cache_entry> e = lookup_bucket(key, bucket);
+      (void)state_->cache.extent(*e, key);
     }
   }
 }
@@ -238,8 +275,16 @@ NAX_RUNTIME_INLINE std::shared_ptr<const runtime::specialization> executable::ca
   if (state_->fixed && state_->fixed->threads == threads) return state_->fixed;
   runtime::extents_key key;
   if (!runtime::key_of(state_->program.dynamic_axes, b, threads, key)) return nullptr;
-  const std::shared_ptr<runtime::cache_entry> e = state_->cache.find(key);
-  return e ? e->spec : nullptr;
+  if (!state_->buckets.any()) {
+    const std::shared_ptr<runtime::cache_entry> e = state_->cache.find(key);
+    return e ? e->spec : nullptr;
+  }
+  runtime::extents_key bucket;
+  bucket_of(key, bucket);
+  const std::shared_ptr<runtime::cache_entry> e = state_->cache.find(bucket);
+  if (!e) return nullptr;
+  const std::shared_ptr<runtime::extent_entry> x = state_->cache.find_extent(*e, key);
+  return x ? x->spec : nullptr;
 }
 
 NAX_RUNTIME_INLINE const graph::program& executable::program() const noexcept {
@@ -291,10 +336,10 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
                                   p.values[k].shape.to_string());
       }
     if (state_->fixed->threads == threads) {
-      if (slot.busy) return {state_->fixed.get(), nullptr, nullptr};
+      if (slot.busy) return {state_->fixed.get(), nullptr, nullptr, state_->fixed->pool.get(), {}};
       if (slot.owner != state_->id || slot.entry != state_->fixed_entry)
         slot.set(state_->id, state_->fixed_entry);
-      return {state_->fixed.get(), nullptr, &slot};
+      return {state_->fixed.get(), nullptr, &slot, state_->fixed->pool.get(), {}};
     }
   }
   // The key: the dynamic axes' extents, then the thread count.
@@ -304,28 +349,106 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
   if (!state_->signature.read_extents(inputs, key.data()))
     state_->signature.extract(p, inputs, threads, key);
   key[axes] = threads;
+  if (!p.value_axes.empty()) runtime::compute_value_axes(p, inputs, key);
+  if (state_->buckets.any()) return find_in_bucket(key, slot);
 
   if (slot.busy) {
     std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr);
-    return {e->spec.get(), std::move(e), nullptr};
+    runtime::arena_pool* pool = e->spec->pool.get();
+    return {e->spec.get(), std::move(e), nullptr, pool, {}};
   }
   if (slot.owner == state_->id && slot.entry &&
       !slot.entry->evicted.load(std::memory_order_relaxed) &&
       runtime::extents_key_equal{}(slot.entry->key, key)) {
     state_->cache.touch(*slot.entry);
-    return {slot.entry->spec.get(), nullptr, &slot};
+    return {slot.entry->spec.get(), nullptr, &slot, slot.entry->spec->pool.get(), {}};
   }
   std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr);
   const runtime::specialization* spec = e->spec.get();
   slot.set(state_->id, e);
-  return {spec, std::move(e), &slot};
+  return {spec, std::move(e), &slot, spec->pool.get(), {}};
+}
+
+NAX_RUNTIME_INLINE executable::pinned executable::find_in_bucket(const runtime::extents_key& key,
+                                                                 runtime::run_slot& slot) const {
+  runtime::extents_key bucket;
+  bucket_of(key, bucket);
+  pinned pin;
+  runtime::cache_entry* e = nullptr;
+  if (!slot.busy && slot.owner == state_->id && slot.entry &&
+      !slot.entry->evicted.load(std::memory_order_relaxed) &&
+      runtime::extents_key_equal{}(slot.entry->key, bucket)) {
+    state_->cache.touch(*slot.entry);
+    e = slot.entry.get();
+    if (slot.extent && runtime::extents_key_equal{}(slot.extent->key, key)) {
+      state_->cache.count_extent_hit();
+      pin.extent = slot.extent;
+    }
+  } else {
+    pin.hold = lookup_bucket(key, bucket);
+    e = pin.hold.get();
+    if (!slot.busy) slot.set(state_->id, pin.hold);
+  }
+  if (!pin.extent) pin.extent = state_->cache.extent(*e, key);
+  pin.spec = pin.extent->spec.get();
+  if (pin.extent->own_arena) {
+    pin.pool = pin.extent->spec->pool.get();  // (not the slot's: its arena is the bucket's)
+  } else {
+    pin.pool = e->spec->pool.get();
+    if (!slot.busy) pin.slot = &slot;
+  }
+  if (!slot.busy) slot.extent = pin.extent;
+  return pin;
+}
+
+NAX_RUNTIME_INLINE void executable::bucket_of(const runtime::extents_key& key,
+                                              runtime::extents_key& bucket) const {
+  state_->buckets.round(key, bucket);
+  if (!state_->any_refused.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(state_->refused_mutex);
+  for (const runtime::extents_key& r : state_->refused)
+    if (runtime::extents_key_equal{}(r, bucket)) bucket = key;
+}
+
+NAX_RUNTIME_INLINE std::shared_ptr<runtime::cache_entry> executable::lookup_bucket(
+    const runtime::extents_key& key, runtime::extents_key& bucket) const {
+  bucket_of(key, bucket);
+  if (runtime::extents_key_equal{}(bucket, key)) return state_->cache.lookup(key, nullptr);
+  try {
+    return state_->cache.lookup(bucket, nullptr);
+  } catch (const shape_error&) {
+    // The graph does not allow the bucket's extents; whether it allows the run's, the exact
+    // specialization tells (and its error is the one the run gets).
+    {
+      std::lock_guard lock(state_->refused_mutex);
+      state_->refused.push_back(bucket);
+      state_->any_refused.store(true, std::memory_order_release);
+    }
+    bucket = key;
+    return state_->cache.lookup(key, nullptr);
+  }
+}
+
+NAX_RUNTIME_INLINE void executable::check_bounds(const runtime::extents_key& key) const {
+  const graph::program& p = state_->program;
+  for (std::size_t k = 0; k < p.num_inputs(); ++k)
+    for (const dim& d : p.values[k].shape.dims()) {
+      if (!d.is_dynamic() || !d.has_name() || !d.has_bound()) continue;
+      const auto at = static_cast<std::size_t>(
+          std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), d.name()) -
+          p.dynamic_axes.begin());
+      if (at < p.dynamic_axes.size() && key[at] > d.bound())
+        detail::throw_shape_error("input '", p.input_names[k], "': axis '", d.name().view(),
+                                  "': extent ", key[at], " exceeds its bound ", d.bound());
+    }
 }
 
 NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const dyn_tensor> inputs,
                                             std::span<dyn_tensor> outputs) const {
   const runtime::specialization& s = *pin.spec;
-  const runtime::run_arena a(pin.slot, *s.pool);
+  const runtime::run_arena a(pin.slot, *pin.pool);
   const graph::program& p = state_->program;
+  if (a->layout != &s) s.lay_out(*a);  // an arena of the bucket, last used by other extents
   void** values = a->values.data();
   for (std::size_t k = 0; k < inputs.size(); ++k) values[k] = const_cast<void*>(inputs[k].data());
   for (std::size_t k = 0; k < outputs.size(); ++k) {

@@ -29,7 +29,7 @@ class input_signature {
 
   /// The key of `inputs` (for runs on `threads` threads) with the full binding extraction: what
   /// read_extents refused throws here, with the message naming the input and the axis
-  /// (core/extract_bindings.hpp).
+  /// (core/extract_bindings.hpp). The value axes' places are left for runtime/value_axes.hpp.
   NAX_RUNTIME_INLINE void extract(const graph::program& p, std::span<const dyn_tensor> inputs,
                                   std::size_t threads, extents_key& key) const;
 
@@ -121,9 +121,12 @@ NAX_RUNTIME_INLINE void input_signature::extract(const graph::program& p,
     src.push_back({p.input_names[k], p.values[k].shape, inputs[k].shape()});
   nax::bindings b;
   extract_bindings(src, b);
-  if (!key_of(p.dynamic_axes, b, threads, key))
+  const std::span<const axis_name> in_axes(p.dynamic_axes.data(), p.num_input_axes());
+  if (!key_of(in_axes, b, threads, key))
     nax::detail::throw_shape_error("nax::executable::run: the inputs bind ", b.to_string(),
                                    ", not every dynamic axis of the graph");
+  key.resize(p.dynamic_axes.size() + 1);  // the value axes' places, then the thread count
+  key[p.dynamic_axes.size()] = threads;
 }
 
 }  // namespace nax::runtime

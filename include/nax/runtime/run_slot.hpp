@@ -17,8 +17,9 @@ namespace nax::runtime {
 struct run_slot {
   std::uint64_t owner = 0;  // the executable's id
   std::shared_ptr<cache_entry> entry;
-  runtime::arena* arena = nullptr;  // of entry's pool, kept out for this thread's runs
-  bool busy = false;                // a run is using it
+  std::shared_ptr<extent_entry> extent;  // under buckets or bound: entry's last extents
+  runtime::arena* arena = nullptr;       // of entry's pool, kept out for this thread's runs
+  bool busy = false;                     // a run is using it
 
   run_slot() = default;
   run_slot(const run_slot&) = delete;
@@ -29,6 +30,7 @@ struct run_slot {
     if (arena) entry->spec->pool->give_back(arena);
     arena = nullptr;
     owner = o;
+    extent = nullptr;
     entry = std::move(e);
   }
 

@@ -53,6 +53,18 @@ struct specialization {
   /// backward reads, the activations the arena keeps for it (0 without gradients).
   std::size_t saved_bytes = 0;
   std::unique_ptr<arena_pool> pool;
+
+  /// Points a's intermediates and constants at this specialization's places (a's memory must
+  /// hold arena_bytes).
+  void lay_out(arena& a) const noexcept {
+    for (std::size_t v = 0; v < shapes.size(); ++v) {
+      if (roles[v] == graph::value_role::intermediate)
+        a.values[v] = a.memory.get() + offsets[v];
+      else if (roles[v] == graph::value_role::constant)
+        a.values[v] = const_cast<std::uint64_t*>(&constants[v]);  // (steps only read them)
+    }
+    a.layout = this;
+  }
 };
 
 /// What a specialization is made for besides the binding.
@@ -283,14 +295,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   }
 
   specialization* self = s.get();
-  s->pool = std::make_unique<arena_pool>(plan.arena_bytes, n, [self](arena& a) {
-    for (std::size_t v = 0; v < self->shapes.size(); ++v) {
-      if (self->roles[v] == graph::value_role::intermediate)
-        a.values[v] = a.memory.get() + self->offsets[v];
-      else if (self->roles[v] == graph::value_role::constant)
-        a.values[v] = &self->constants[v];
-    }
-  });
+  s->pool =
+      std::make_unique<arena_pool>(plan.arena_bytes, n, [self](arena& a) { self->lay_out(a); });
   return s;
 }
 

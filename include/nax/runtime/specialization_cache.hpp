@@ -4,6 +4,10 @@
 // lock, so other bindings keep running; two threads missing one binding both build it and the
 // first to insert wins. Uses are counted by one atomic clock tick, so that hits served without
 // the lock (a thread repeating its last binding, runtime/run_slot.hpp) keep the LRU order exact.
+// Under the size policies buckets and bound (runtime/size_buckets.hpp) an entry is a bucket's:
+// its specialization, made at the bucket's extents, holds the memory plan and the arenas, and
+// the extents it serves each get their steps, made for their real shapes on their first run (the
+// entry's extents, bounded and evicted least recently used as well).
 
 #include <atomic>
 #include <chrono>
@@ -22,12 +26,28 @@
 
 namespace nax::runtime {
 
+/// Under buckets or bound: the steps of one run's real extents inside a bucket's specialization.
+struct extent_entry {
+  extents_key key;                       // the real extents, then the thread count
+  std::shared_ptr<specialization> spec;  // made for the real extents
+  /// Its memory plan is larger than the bucket's (a choice made for the real extents, such as
+  /// not pipelining, can need more than the bucket's): it runs in arenas of its own pool.
+  bool own_arena = false;
+  std::uint64_t last_use = 0;  // a tick of its bucket's extents (under their mutex)
+};
+
 /// A cached specialization and its place in the LRU order.
 struct cache_entry {
   extents_key key;
   std::shared_ptr<specialization> spec;
   std::atomic<std::uint64_t> last_use{0};  // a tick of the cache's clock
   std::atomic<bool> evicted{false};        // no longer served; alive while someone holds it
+  // Under buckets or bound: the extents served so far.
+  std::mutex extents_mutex;
+  std::unordered_map<extents_key, std::shared_ptr<extent_entry>, extents_key_hash,
+                     extents_key_equal>
+      extents;
+  std::uint64_t extents_clock = 0;
 };
 
 class specialization_cache {
@@ -35,7 +55,8 @@ class specialization_cache {
   /// A cache of at most `capacity` (>= 1) specializations of p (which must outlive it), made
   /// with `options` (and the thread count of each key).
   NAX_RUNTIME_INLINE specialization_cache(const graph::program& p, std::size_t capacity,
-                                          specialize_options options = {});
+                                          specialize_options options = {},
+                                          std::size_t extents_capacity = 64);
 
   /// The entry for `key` (b: the same as bindings, if the caller has them), specialized on a
   /// miss (then the least recently used entries beyond the capacity are evicted).
@@ -44,6 +65,17 @@ class specialization_cache {
 
   /// The entry for `key` if it is cached, else null (counts nothing).
   NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> find(const extents_key& key) const;
+
+  /// The steps of the real extents `key` in bucket entry e, made on the first use (then the
+  /// least recently used extents of e beyond the capacity are dropped).
+  NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> extent(cache_entry& e, const extents_key& key);
+
+  /// The same if e has them, else null (counts nothing).
+  NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> find_extent(cache_entry& e,
+                                                               const extents_key& key) const;
+
+  /// A use of extents served without the entry's lock (a thread repeating its last extents).
+  void count_extent_hit() noexcept { extent_hits_.fetch_add(1, std::memory_order_relaxed); }
 
   /// A use of entry e served without the lock: it becomes the most recently used.
   void touch(cache_entry& e) noexcept {
@@ -59,8 +91,9 @@ class specialization_cache {
   }
 
   const graph::program& program_;
-  std::size_t capacity_;
+  std::size_t capacity_, extents_capacity_;
   specialize_options options_;
+  std::atomic<std::size_t> extent_hits_{0}, extent_misses_{0};
   mutable std::mutex mutex_;
   std::unordered_map<extents_key, std::shared_ptr<cache_entry>, extents_key_hash, extents_key_equal>
       index_;
@@ -78,8 +111,9 @@ namespace nax::runtime {
 
 NAX_RUNTIME_INLINE specialization_cache::specialization_cache(const graph::program& p,
                                                               std::size_t capacity,
-                                                              specialize_options options)
-    : program_(p), capacity_(capacity), options_(options) {}
+                                                              specialize_options options,
+                                                              std::size_t extents_capacity)
+    : program_(p), capacity_(capacity), extents_capacity_(extents_capacity), options_(options) {}
 
 NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
     const extents_key& key, const nax::bindings* b) {
@@ -130,6 +164,47 @@ NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
   return e;
 }
 
+NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::extent(
+    cache_entry& e, const extents_key& key) {
+  {
+    std::lock_guard lock(e.extents_mutex);
+    auto it = e.extents.find(key);
+    if (it != e.extents.end()) {
+      it->second->last_use = ++e.extents_clock;
+      extent_hits_.fetch_add(1, std::memory_order_relaxed);
+      return it->second;
+    }
+  }
+  auto x = std::make_shared<extent_entry>();
+  x->key = key;
+  if (extents_key_equal{}(key, e.key)) {  // the bucket's own extents: its specialization
+    x->spec = e.spec;
+  } else {
+    specialize_options o = options_;
+    o.threads = threads_of(key);
+    x->spec = specialize(program_, bindings_of(program_.dynamic_axes, key), o);
+    x->own_arena = x->spec->arena_bytes > e.spec->pool->bytes();
+  }
+  extent_misses_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(e.extents_mutex);
+  auto [it, inserted] = e.extents.emplace(key, x);
+  it->second->last_use = ++e.extents_clock;
+  while (e.extents.size() > extents_capacity_) {
+    auto oldest = e.extents.begin();
+    for (auto i = e.extents.begin(); i != e.extents.end(); ++i)
+      if (i->second->last_use < oldest->second->last_use) oldest = i;
+    e.extents.erase(oldest);  // a run or a run slot holding it keeps it alive
+  }
+  return it->second;
+}
+
+NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::find_extent(
+    cache_entry& e, const extents_key& key) const {
+  std::lock_guard lock(e.extents_mutex);
+  auto it = e.extents.find(key);
+  return it == e.extents.end() ? nullptr : it->second;
+}
+
 NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::find(
     const extents_key& key) const {
   std::lock_guard lock(mutex_);
@@ -142,6 +217,16 @@ NAX_RUNTIME_INLINE specialization_stats specialization_cache::stats() const {
   specialization_stats s = stats_;
   s.live = index_.size();
   s.hits += clock_.load(std::memory_order_relaxed) - locked_ticks_;
+  s.extent_hits = extent_hits_.load(std::memory_order_relaxed);
+  s.extent_misses = extent_misses_.load(std::memory_order_relaxed);
+  for (const auto& [key, e] : index_) {
+    s.arena_bytes += e->spec->pool->bytes() * e->spec->pool->arenas();
+    std::lock_guard extents_lock(e->extents_mutex);
+    for (const auto& [k, x] : e->extents) {
+      s.live_extents += 1;
+      if (x->own_arena) s.arena_bytes += x->spec->pool->bytes() * x->spec->pool->arenas();
+    }
+  }
   return s;
 }
 

@@ -8,12 +8,19 @@ namespace nax {
 
 /// The counters of an executable's specialization cache.
 struct specialization_stats {
-  std::size_t hits = 0;       // runs (and pre_specialize calls) that found their binding
-  std::size_t misses = 0;     // ... that had to specialize
+  std::size_t hits = 0;       // runs (and pre_specialize calls) that found their specialization
+  std::size_t misses = 0;     // ... that had to specialize (under buckets: for a new bucket)
   std::size_t evictions = 0;  // specializations dropped as least recently used
   std::size_t live = 0;       // specializations held now
   std::size_t total = 0;      // specializations ever built
   std::chrono::nanoseconds last_specialization_time{0};
+  // Under the size policies buckets and bound (graph::size_policy), where a specialization
+  // serves a bucket of extents, each with its own steps:
+  std::size_t extent_hits = 0;    // runs whose real extents had their steps
+  std::size_t extent_misses = 0;  // ... that made them
+  std::size_t live_extents = 0;   // extents whose steps are held now
+  /// The bytes of the arenas the live specializations hold (each run at a time needs one).
+  std::size_t arena_bytes = 0;
 };
 
 }  // namespace nax

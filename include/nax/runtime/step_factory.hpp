@@ -37,6 +37,7 @@ NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/copy.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
+#include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/elementwise.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 #include <nax/runtime/steps/fused_reduce.hpp>
@@ -61,6 +62,10 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     case op_kind::broadcast:
     case op_kind::slice: return make_copy_step(s, shapes);
     case op_kind::concat: return make_concat_step(s, shapes);
+    case op_kind::dimension_size: return make_dimension_size_step(s, shapes);
+    case op_kind::set_dimension_size: return make_set_dimension_size_step(s, shapes);
+    case op_kind::dynamic_slice: return make_dynamic_slice_step(s, shapes);
+    case op_kind::dynamic_update_slice: return make_dynamic_update_slice_step(s, shapes);
     case op_kind::iota: return make_iota_step(s, shapes);
     case op_kind::random: return make_random_step(s, shapes);
     case op_kind::arg_reduce: return make_arg_reduce_step(s, shapes);

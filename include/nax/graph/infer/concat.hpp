@@ -1,9 +1,12 @@
 #pragma once
 // Shape inference of concat: operands of one element type and rank joined along a static axis
-// (its extent is the sum, its names unify); their other axes unify by position.
+// (its extent is the sum, its names unify), or, given a name for the joined axis, along static
+// and bounded axes (a value axis, graph/value_axis.hpp, bounded by the sum of extents and bounds);
+// their other axes unify by position.
 
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
@@ -12,14 +15,18 @@
 namespace nax::graph::detail {
 
 /// The node of nodes xs of g joined along `axis` (by position, or by name in xs[0]), or nothing
-/// if there is one operand; nax::shape_error naming the operand and axis that do not fit.
+/// if there is one operand (and no `joined` name); nax::shape_error naming the operand and axis
+/// that do not fit. `joined`, if given, names the joined axis: dynamic (bounded) when an operand's
+/// is, else static.
 NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const node_id> xs,
-                                                    axis_ref axis);
+                                                    axis_ref axis,
+                                                    std::string_view joined_name = {});
 
 }  // namespace nax::graph::detail
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <string>
+#include <string_view>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
@@ -29,7 +36,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
 namespace nax::graph::detail {
 
 NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const node_id> xs,
-                                                    axis_ref axis) {
+                                                    axis_ref axis, std::string_view joined_name) {
   if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
   auto fail = [&](const auto&... why) {
     nax::detail::throw_shape_error("nax::graph::concat(", shapes_of(g, xs), "): ", why...);
@@ -45,7 +52,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
       fail("ranks differ: operand 0 has rank ", first.rank(), ", operand ", p, " has rank ",
            s.rank());
   }
-  if (xs.size() == 1) return std::nullopt;
+  if (xs.size() == 1 && joined_name.empty()) return std::nullopt;
   nax::detail::small_vector<dim, 6> out;
   out.assign(first.dims().begin(), first.dims().end());
   for (std::size_t p = 1; p < xs.size(); ++p)
@@ -58,20 +65,27 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
       }
     }
   axis_name joined;
-  std::size_t extent = 0;
+  std::size_t extent = 0;  // the sum of the extents, and of the bounds of dynamic ones
+  bool dynamic = false;
   for (std::size_t p = 0; p < xs.size(); ++p) {
     const dim& d = g[xs[p]].shape[k];
-    if (d.is_dynamic())
+    if (d.is_dynamic() && joined_name.empty())
       fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
-           ") is not supported: the sum of extents would have no name to bind");
+           ") needs a name for the joined axis, whose extent (the sum) the run binds by it");
+    if (d.is_dynamic() && !d.has_bound())
+      fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
+           ") needs a bound: the joined axis has one, the sum of theirs");
+    dynamic = dynamic || d.is_dynamic();
+    extent += d.is_dynamic() ? d.bound() : d.extent();
+    if (!joined_name.empty()) continue;  // the given name replaces theirs
     try {
       joined = axis_name(unify_axis_name(joined.view(), d.name().view()));
     } catch (const shape_error& e) {
       fail("axis ", k, ": ", e.what());
     }
-    extent += d.extent();
   }
-  out[k] = dim::named(joined, extent);
+  if (!joined_name.empty()) joined = axis_name(joined_name);
+  out[k] = dynamic ? dim::bounded(joined, extent) : dim::named(joined, extent);
   node n;
   n.op = concat_op{static_cast<std::uint32_t>(k)};
   for (node_id x : xs) n.inputs.push_back(x);

@@ -1,10 +1,13 @@
 #pragma once
 // The VJPs of the ops that move elements: transpose (the inverse permutation), reshape (and
 // rename, split, merge: the cotangent in the operand's shape), broadcast (summed over the axes
-// it repeated along), slice (padded with zeros, its step's gaps filled with zeros too) and concat
-// (a slice per operand).
+// it repeated along), slice (padded with zeros, its step's gaps filled with zeros too; along a
+// dynamic axis written into zeros by dynamic_update_slice), concat (a slice per operand), and
+// dynamic_slice and dynamic_update_slice (each other's, at the same start).
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
@@ -42,27 +45,18 @@ inline nax::shape with_axis(const nax::shape s, std::size_t axis, std::span<cons
   return nax::shape(s.dtype(), std::span<const dim>(dims));
 }
 
-/// Why a slice of xs along `axis` has no VJP, or "" (grad asks before it adds any node).
-inline std::string vjp_slice_refusal(const nax::shape& xs, std::size_t axis) {
-  if (xs[axis].is_static()) return {};
-  return nax::detail::message(
-      "nax::graph::grad: no VJP for a slice along the dynamic ", xs[axis].describe(), " of ",
-      xs.to_string(), " (its padding would need an extent no axis names; slice a static axis)");
-}
-
 inline void vjp_slice(const vjp_context& c) {
   const slice_op& sl = c.n.as<slice_op>();
   const nax::shape xs = c.shape_of(0);
   const std::size_t axis = sl.axis;
-  if (const std::string why = vjp_slice_refusal(xs, axis); !why.empty())
-    nax::detail::throw_shape_error(why);
-  const std::size_t extent = xs[axis].extent(), m = c.y.shape()[axis].extent();
+  const std::size_t m = c.y.shape()[axis].extent();
   const auto start = static_cast<std::size_t>(sl.start), step = static_cast<std::size_t>(sl.step);
+  // The entries the slice read, with step - 1 zeros between them: [.., m, 1, ..] joined with
+  // [.., m, step - 1, ..] along a new axis, read as [.., m step, ..], then cut after the last
+  // entry read (or at the operand's end).
   value spread = c.dy;
   std::size_t len = m;
   if (step > 1 && m > 0) {
-    // Each entry, then step - 1 zeros: [.., m, 1, ..] joined with [.., m, step - 1, ..] along the
-    // new axis, read as [.., m step, ..]; what runs past the operand's end is cut.
     const dim one_pair[2] = {dim(m), dim(1)};
     const nax::shape column = with_axis(c.dy.shape(), axis, one_pair);
     const value entries = reshaped(c.dy, column);
@@ -70,9 +64,18 @@ inline void vjp_slice(const vjp_context& c) {
     const value both[2] = {entries, gaps};
     const dim flat[1] = {dim(m * step)};
     spread = reshaped(c.b.concat(both, axis + 1), with_axis(c.dy.shape(), axis, flat));
-    len = std::min(m * step, extent - start);
+    len = (m - 1) * step + 1;
+    if (xs[axis].is_static()) len = std::min(m * step, xs[axis].extent() - start);
     if (len < m * step) spread = c.b.slice(spread, axis, 0, static_cast<std::int64_t>(len));
   }
+  if (xs[axis].is_dynamic()) {
+    // The operand's extent is the run's: the entries written into zeros of its shape where the
+    // slice read them (the forward checked start + len against the extent; no clamping).
+    const value at = c.b.constant(static_cast<double>(start), nax::dtype::i64);
+    c.give(0, c.b.dynamic_update_slice(zeros(c.b, xs), spread, axis, at));
+    return;
+  }
+  const std::size_t extent = xs[axis].extent();
   std::vector<value> parts;
   if (start > 0) parts.push_back(zeros_along(c.b, spread.shape(), axis, start));
   parts.push_back(spread);
@@ -80,6 +83,66 @@ inline void vjp_slice(const vjp_context& c) {
     parts.push_back(zeros_along(c.b, spread.shape(), axis, extent - start - len));
   const value padded = parts.size() == 1 ? spread : c.b.concat(parts, axis);
   c.give(0, reshaped(padded, xs));
+}
+
+// The cotangent written where the slice read (the same start, clamped the same way), zeros
+// elsewhere; the start has none.
+inline void vjp_dynamic_slice(const vjp_context& c) {
+  const std::size_t axis = c.n.as<dynamic_slice_op>().axis;
+  c.give(0, c.b.dynamic_update_slice(zeros(c.b, c.shape_of(0)), c.dy, axis, c.operand(1)));
+}
+
+/// Why a set_dimension_size of xs along `axis` has no VJP, or "": along a static axis the
+/// cotangent goes back into zeros of the operand's extent; along a bounded one the size may be
+/// above the operand's extent, and the cotangent has no static part to give back.
+inline std::string vjp_set_dimension_size_refusal(const nax::shape& xs, std::size_t axis) {
+  if (xs[axis].is_static()) return {};
+  return nax::detail::message("nax::graph::grad: no VJP for a set_dimension_size of ",
+                              xs.to_string(), " along the dynamic ", xs[axis].describe(),
+                              " (its size may be above the operand's extent)");
+}
+
+// The cotangent's entries go back to the operand's first ones; the rest of it gets zeros.
+inline void vjp_set_dimension_size(const vjp_context& c) {
+  const std::size_t axis = c.n.as<set_dimension_size_op>().axis;
+  const nax::shape xs = c.shape_of(0);
+  if (const std::string why = vjp_set_dimension_size_refusal(xs, axis); !why.empty())
+    nax::detail::throw_shape_error(why);
+  const value at = c.b.constant(0, nax::dtype::i64);
+  c.give(0, c.b.dynamic_update_slice(zeros(c.b, xs), c.dy, axis, at));
+}
+
+/// Why a dynamic_update_slice has no VJP, or "": the update's cotangent is a dynamic_slice,
+/// whose size must be static.
+inline std::string vjp_dynamic_update_slice_refusal(const nax::shape& update, std::size_t axis) {
+  if (update[axis].is_static()) return {};
+  return nax::detail::message("nax::graph::grad: no VJP for a dynamic_update_slice whose update ",
+                              update.to_string(), " has the dynamic ", update[axis].describe(),
+                              " (its cotangent would be a dynamic_slice of no static size)");
+}
+
+// The operand's: the cotangent with zeros where the update went; the update's: the cotangent
+// read there.
+inline void vjp_dynamic_update_slice(const vjp_context& c) {
+  const std::size_t axis = c.n.as<dynamic_update_slice_op>().axis;
+  const nax::shape us = c.shape_of(1);
+  if (const std::string why = vjp_dynamic_update_slice_refusal(us, axis); !why.empty())
+    nax::detail::throw_shape_error(why);
+  if (c.wants[0]) c.give(0, c.b.dynamic_update_slice(c.dy, zeros(c.b, us), axis, c.operand(2)));
+  if (c.wants[1])
+    c.give(1, reshaped(c.b.dynamic_slice(c.dy, axis, c.operand(2),
+                                         static_cast<std::int64_t>(us[axis].extent())),
+                       us));
+}
+
+/// Why a concat has no VJP, or "": along a dynamic axis, each operand's part of the cotangent
+/// starts at a run-time place and has a run-time extent.
+inline std::string vjp_concat_refusal(const nax::shape& result, std::size_t axis) {
+  if (result[axis].is_static()) return {};
+  return nax::detail::message("nax::graph::grad: no VJP for a concat along dynamic axes (",
+                              result.to_string(),
+                              "): each operand's part of the cotangent has "
+                              "a run-time extent");
 }
 
 inline void vjp_concat(const vjp_context& c) {

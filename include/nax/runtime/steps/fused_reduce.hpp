@@ -74,6 +74,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
   }
   for (const graph::axis_alias& a : p.axis_aliases)  // a renamed axis (kseq) as its source
     if (const auto v = b.find(a.source)) b.set(a.alias, *v);
+  // An axis set_dimension_size made (graph/value_axis.hpp): from a value that has it.
+  for (std::size_t v = p.num_inputs(); !p.value_axes.empty() && v < p.values.size(); ++v) {
+    const nax::shape& sym = p.values[v].shape;
+    for (std::size_t i = 0; i < sym.rank(); ++i)
+      if (sym[i].is_dynamic() && sym[i].has_name() && !b.find(sym[i].name()))
+        b.set(sym[i].name(), shapes[v][i].extent());
+  }
   const std::size_t lo = r.axes[0], hi = std::size_t{r.axes.back()} + 1;
   const nax::shape resolved = d.ops[e].shape.resolve(b);
   std::vector<dim> dims(resolved.dims().begin(), resolved.dims().end());

@@ -1,0 +1,291 @@
+// The ops whose place along an axis is a run-time value (runtime/steps/dynamic_slice.hpp):
+// get_dimension_size gives the run's extent under every size policy; dynamic_slice and
+// dynamic_update_slice clamp their start as XLA does (start 0, at the end, past it, negative,
+// empty results) and match the reference; their gradients, and a slice's along a dynamic axis,
+// match finite differences.
+#include <nax/graph/grad.hpp>
+#include <nax/graph/ops.hpp>
+#include <nax/runtime/compile.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "../graph/grad_check.hpp"
+#include "reference.hpp"
+
+namespace g = nax::graph;
+using nax::dim;
+using nax::dtype;
+using nax::dyn_tensor;
+using nax::shape;
+
+namespace {
+
+dyn_tensor scalar_i64(std::int64_t v) {
+  dyn_tensor t(shape::make(dtype::i64, {}));
+  std::memcpy(t.data(), &v, sizeof v);
+  return t;
+}
+dyn_tensor scalar_i32(std::int32_t v) {
+  dyn_tensor t(shape::make(dtype::i32, {}));
+  std::memcpy(t.data(), &v, sizeof v);
+  return t;
+}
+shape seq_h(std::size_t seq) {
+  return shape::make(dtype::f32, {dim::named("seq", seq), dim::named("h", 3)});
+}
+
+// Every output of b's `outs` run on `in` is the reference's (exactly when they only move data).
+void check_runs(g::builder& b, std::span<const g::value> outs, nax::executable& ex,
+                const std::vector<dyn_tensor>& in, double tolerance = 0) {
+  const std::vector<dyn_tensor> got = ex.run(in);
+  const std::vector<reference::dense> all = reference::evaluate(b, in);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    CAPTURE(k);
+    const reference::dense& want = all[outs[k].id()];
+    CHECK(got[k].shape() == want.shape);
+    CHECK(reference::max_error(got[k], want) <= tolerance);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("get_dimension_size is the run's extent, under every size policy") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::bounded("seq", 16), dim::named("h", 3)}));
+  const g::value outs[] = {g::get_dimension_size(x, "seq"),
+                           g::get_dimension_size(x, "h", dtype::i64)};
+  CHECK(outs[0].shape() == shape::make(dtype::i32, {}));
+  for (g::size_policy policy :
+       {g::size_policy::exact, g::size_policy::buckets, g::size_policy::bound}) {
+    g::compile_options o;
+    o.bounded = {policy};
+    auto ex = g::compile(b, outs, o);
+    for (std::size_t seq : {0u, 1u, 5u, 16u}) {
+      const std::vector<dyn_tensor> r = ex.run({dyn_tensor(seq_h(seq))});
+      CHECK(r[0].data<std::int32_t>()[0] == static_cast<std::int32_t>(seq));  // never the bound
+      CHECK(r[1].data<std::int64_t>()[0] == 3);
+    }
+  }
+}
+
+TEST_CASE("dynamic_slice clamps its start as XLA does, at the edges") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::bounded("seq", 16), dim::named("h", 3)}));
+  auto start = b.parameter("start", shape::make(dtype::i64, {}));
+  auto start32 = b.parameter("start32", shape::make(dtype::i32, {}));
+  const g::value outs[] = {g::dynamic_slice(x, "seq", start, 4),
+                           g::dynamic_slice(x, "h", start32, 2),
+                           g::dynamic_slice(x, "seq", start, 0)};
+  CHECK(outs[0].shape() == shape::make(dtype::f32, {dim::named("seq", 4), dim::named("h", 3)}));
+  auto ex = g::compile(b, outs);
+  std::mt19937 rng(1);
+  for (std::size_t seq : {4u, 7u, 16u})
+    for (std::int64_t s : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{5},
+                           std::int64_t{100}, std::int64_t{-2}, INT64_MIN, INT64_MAX}) {
+      CAPTURE(seq);
+      CAPTURE(s);
+      const std::vector<dyn_tensor> in = {reference::random_tensor(seq_h(seq), rng), scalar_i64(s),
+                                          scalar_i32(static_cast<std::int32_t>(s % 5))};
+      check_runs(b, outs, ex, in);
+      // The clamped start, spelled out: the slice ends at the extent at most.
+      const std::size_t at =
+          s <= 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(s), seq - 4);
+      const dyn_tensor r = ex.run(in)[0];
+      CHECK(r.data<float>()[0] == in[0].data<float>()[at * 3]);
+    }
+  // A size above the run's extent: refused when specialized, naming the axis and both.
+  CHECK_THROWS_WITH_AS(ex.run({dyn_tensor(seq_h(3)), scalar_i64(0), scalar_i32(0)}),
+                       "nax::graph::dynamic_slice: size 4 is more than the extent 3 of axis "
+                       "'seq' (f32[seq=3, h=3])",
+                       nax::shape_error);
+}
+
+TEST_CASE("dynamic_update_slice writes the update at the clamped start") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 16), dim::named("h", 3)}));
+  auto u = b.parameter("u", shape::make(dtype::f64, {dim::named("seq", 2), dim::named("h", 3)}));
+  auto whole =
+      b.parameter("whole", shape::make(dtype::f64, {dim::bounded("seq", 16), dim::named("h", 3)}));
+  auto start = b.parameter("start", shape::make(dtype::i32, {}));
+  const g::value outs[] = {g::dynamic_update_slice(x, u, "seq", start),
+                           g::dynamic_update_slice(x, whole, "seq", start) * 2.0};
+  auto ex = g::compile(b, outs);
+  std::mt19937 rng(2);
+  for (std::size_t seq : {2u, 5u, 16u})
+    for (std::int32_t s : {0, 1, 3, 14, 15, 99, -1}) {
+      CAPTURE(seq);
+      CAPTURE(s);
+      const nax::bindings bind{{"seq", seq}};
+      const std::vector<dyn_tensor> in = {
+          reference::random_tensor(x.shape().resolve(bind), rng),
+          reference::random_tensor(u.shape().resolve(bind), rng),
+          reference::random_tensor(whole.shape().resolve(bind), rng), scalar_i32(s)};
+      check_runs(b, outs, ex, in);
+    }
+  CHECK_THROWS_WITH_AS(
+      ex.run({dyn_tensor(x.shape().resolve({{"seq", 1}})), dyn_tensor(u.shape()),
+              dyn_tensor(whole.shape().resolve({{"seq", 1}})), scalar_i32(0)}),
+      "nax::graph::dynamic_update_slice: the update's extent 2 is more than the extent 1 of axis "
+      "'seq' (f64[seq=1, h=3])",
+      nax::shape_error);
+}
+
+TEST_CASE("gradients of dynamic_slice, dynamic_update_slice and a slice along a dynamic axis") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 8), dim::named("h", 3)}));
+  auto u = b.parameter("u", shape::make(dtype::f64, {dim::named("seq", 2), dim::named("h", 3)}));
+  auto start = b.parameter("start", shape::make(dtype::i64, {}));
+  const g::value w = g::tanh(x) * 1.5;
+  const g::value sliced = g::dynamic_slice(w, "seq", start, 3);
+  const g::value updated = g::dynamic_update_slice(w, g::tanh(u), "seq", start);
+  const g::value stepped = g::slice(w, "seq", 1, 6, 2);  // along the bounded axis
+  const g::value loss = g::sum(sliced * sliced, {0, 1}) + g::sum(updated * w, {0, 1}) +
+                        g::sum(g::exp(stepped), {0, 1});
+  std::mt19937 rng(3);
+  for (std::size_t seq : {6u, 8u})
+    for (std::int64_t s : {std::int64_t{0}, std::int64_t{2}, std::int64_t{7}}) {
+      CAPTURE(seq);
+      CAPTURE(s);
+      std::vector<dyn_tensor> in = grad_check::inputs(b, {{"seq", seq}}, rng);
+      in[2] = scalar_i64(s);
+      grad_check::check(b, loss, {x, u}, in);
+    }
+}
+
+TEST_CASE("set_dimension_size: the seed's dynamic sum, sizes checked before anything runs") {
+  // func @dynamic_sum(%data: tensor<4xi32>, %batch_size: tensor<i32>): the sum of the first
+  // batch_size elements.
+  g::builder b;
+  auto data = b.parameter("data", shape::make(dtype::i32, {dim::named("d", 4)}));
+  auto batch_size = b.parameter("batch_size", shape::make(dtype::i32, {}));
+  const g::value dynamic_data = g::set_dimension_size(data, "d", batch_size, "n");
+  CHECK(dynamic_data.shape().to_string() == "i32[n<=4]");
+  const g::value sum = g::sum(dynamic_data, {"n"});
+  auto ex = g::compile(b, {sum, dynamic_data});
+  dyn_tensor in(data.shape());
+  for (std::int32_t i = 0; i < 4; ++i) in.data<std::int32_t>()[i] = i + 1;
+  CHECK(ex.run({in, scalar_i32(2)})[0].data<std::int32_t>()[0] == 3);
+  CHECK(ex.run({in, scalar_i32(3)})[0].data<std::int32_t>()[0] == 6);
+  const std::vector<dyn_tensor> r = ex.run({in, scalar_i32(0)});
+  CHECK(r[0].data<std::int32_t>()[0] == 0);
+  CHECK(r[1].extent("n") == 0);  // the result's true extent
+  const std::size_t made = ex.stats().total;
+  CHECK_THROWS_WITH_AS(ex.run({in, scalar_i32(5)}),
+                       "nax::graph::set_dimension_size: axis 'n': size 5 exceeds its bound 4",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(ex.run({in, scalar_i32(-1)}),
+                       "nax::graph::set_dimension_size: axis 'n': size -1 is negative",
+                       nax::shape_error);
+  CHECK(ex.stats().total == made);  // refused before specializing
+  CHECK_THROWS_WITH_AS(ex.pre_specialize({nax::bindings{{"n", 7}}}),
+                       "nax::graph::set_dimension_size: axis 'n': size 7 exceeds its bound 4",
+                       nax::shape_error);
+}
+
+TEST_CASE("set_dimension_size: a padded batch served at its real size, under every policy") {
+  // Requests padded to a batch of 8; the real count is a run-time value. Only the real rows are
+  // normalized and reduced; the results have the real count of rows.
+  g::builder b;
+  const dim h = dim::named("h", 5);
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("slots", 8), h}));
+  auto count = b.parameter("count", shape::make(dtype::i64, {}));
+  auto gamma = b.parameter("gamma", shape::make(dtype::f32, {h}));
+  const g::value real = g::set_dimension_size(x, "slots", count, "batch");
+  const g::value outs[] = {g::layer_norm(real, gamma, gamma, "h", 1e-5), g::softmax(real, "batch"),
+                           g::sum(real, {"batch"}), g::get_dimension_size(real, "batch")};
+  std::mt19937 rng(4);
+  auto exact = g::compile(b, outs);
+  for (g::size_policy policy : {g::size_policy::buckets, g::size_policy::bound}) {
+    g::compile_options o;
+    o.bounded = {policy};
+    auto ex = g::compile(b, outs, o);
+    for (std::int64_t n = 0; n <= 8; ++n) {
+      CAPTURE(n);
+      const std::vector<dyn_tensor> in = {reference::random_tensor(x.shape(), rng), scalar_i64(n),
+                                          reference::random_tensor(gamma.shape(), rng)};
+      check_runs(b, outs, exact, in, 1e-5);
+      const std::vector<dyn_tensor> want = exact.run(in), got = ex.run(in);
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        CHECK(got[k].shape() == want[k].shape());
+        CHECK(std::memcmp(got[k].data(), want[k].data(), got[k].bytes()) == 0);
+      }
+      CHECK(got[3].data<std::int32_t>()[0] == n);
+    }
+  }
+}
+
+TEST_CASE("set_dimension_size: sizes from extents, above the operand's extent, and gradients") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 8), dim::named("h", 3)}));
+  auto extra = b.parameter("extra", shape::make(dtype::i32, {}));
+  const g::value size = g::min(g::get_dimension_size(x, "seq") + extra, b.constant(8, dtype::i32));
+  const g::value grown = g::set_dimension_size(x, "seq", size, "n");  // zeros past seq
+  const g::value outs[] = {grown, g::sum(g::exp(grown), {"n"})};
+  auto ex = g::compile(b, outs);
+  std::mt19937 rng(5);
+  for (std::size_t seq : {0u, 3u, 8u})
+    for (std::int32_t e : {0, 2, 9}) {
+      CAPTURE(seq);
+      CAPTURE(e);
+      const std::vector<dyn_tensor> in = {
+          reference::random_tensor(x.shape().resolve({{"seq", seq}}), rng), scalar_i32(e)};
+      check_runs(b, outs, ex, in, 1e-12);
+      CHECK(ex.run(in)[0].extent("n") ==
+            std::min<std::size_t>(seq + static_cast<std::size_t>(e), 8));
+    }
+  // Gradients along a static axis: the cotangent back into the first entries, zeros after.
+  g::builder gb;
+  auto y = gb.parameter("y", shape::make(dtype::f64, {dim::named("d", 6), dim::named("h", 3)}));
+  auto k = gb.parameter("k", shape::make(dtype::i64, {}));
+  const g::value cut = g::set_dimension_size(g::tanh(y), "d", k, "m");
+  const g::value loss = g::sum(g::exp(cut) * cut, {0, 1});
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{4}, std::int64_t{6}}) {
+    CAPTURE(n);
+    std::vector<dyn_tensor> in = grad_check::inputs(gb, {}, rng);
+    in[1] = scalar_i64(n);
+    grad_check::check(gb, loss, {y}, in);
+  }
+}
+
+TEST_CASE("concat along bounded axes: the seed's self-concat and its runtime size") {
+  // func @self_concat_size(%data: tensor<?xi32, bounds = [16]>): the size of concat(data, data).
+  g::builder b;
+  auto data = b.parameter("data", shape::make(dtype::i32, {dim::bounded("n", 16)}));
+  auto tail = b.parameter("tail", shape::make(dtype::i32, {dim::named("n", 3)}));
+  const g::value concat = g::concat({data, data}, "n", "joined");
+  CHECK(concat.shape().to_string() == "i32[joined<=32]");
+  const g::value mixed = g::concat({data, tail, data}, 0, "mixed");
+  CHECK(mixed.shape().to_string() == "i32[mixed<=35]");
+  const g::value outs[] = {g::get_dimension_size(concat, "joined"), concat, mixed};
+  {  // Each operand's part of a cotangent would have a run-time place and extent.
+    g::builder gb;
+    auto f = gb.parameter("f", shape::make(dtype::f32, {dim::bounded("m", 4)}));
+    const g::value joined = g::concat({f, f}, "m", "j");
+    CHECK_THROWS_WITH_AS(g::grad(g::sum(joined, {0}), {f}),
+                         doctest::Contains("no VJP for a concat along dynamic axes (f32[j<=8])"),
+                         nax::shape_error);
+  }
+  for (g::size_policy policy : {g::size_policy::exact, g::size_policy::bound}) {
+    g::compile_options o;
+    o.bounded = {policy};
+    auto ex = g::compile(b, outs, o);
+    for (std::size_t n : {0u, 1u, 7u, 16u}) {
+      CAPTURE(n);
+      std::vector<dyn_tensor> in = {dyn_tensor(data.shape().resolve({{"n", n}})),
+                                    dyn_tensor(tail.shape())};
+      for (std::size_t i = 0; i < n; ++i)
+        in[0].data<std::int32_t>()[i] = static_cast<std::int32_t>(i * 7);
+      for (std::size_t i = 0; i < 3; ++i) in[1].data<std::int32_t>()[i] = -1;
+      check_runs(b, outs, ex, in);
+      const std::vector<dyn_tensor> r = ex.run(in);
+      CHECK(r[0].data<std::int32_t>()[0] == static_cast<std::int32_t>(2 * n));
+      CHECK(r[1].extent("joined") == 2 * n);
+      CHECK(r[2].extent("mixed") == 2 * n + 3);
+    }
+  }
+}
