@@ -394,7 +394,7 @@ TEST_CASE("concat errors name the operands, the axis and the extents") {
   CHECK_THROWS_WITH_AS(g::concat({a, a}, "batch"),
                        "nax::graph::concat(f32[batch, 3], f32[batch, 3]): concat along dynamic "
                        "axis 'batch' (operand 0) needs a name for the joined axis, whose extent "
-                       "(the sum) the run binds by it",
+                       "(the sum) the run binds by it, and a bound",
                        nax::shape_error);
   CHECK_THROWS_WITH_AS(g::concat({s, bs}, 1),
                        "nax::graph::concat(f32[2, 4], f32[2, seq<=8]): concat along dynamic axis "
@@ -404,7 +404,7 @@ TEST_CASE("concat errors name the operands, the axis and the extents") {
   CHECK_THROWS_WITH_AS(g::concat({s, u}, 1),
                        "nax::graph::concat(f32[2, 4], f32[2, ?]): concat along dynamic axis 1 "
                        "(operand 1) needs a name for the joined axis, whose extent (the sum) the "
-                       "run binds by it",
+                       "run binds by it, and a bound",
                        nax::shape_error);
   CHECK_THROWS_WITH_AS(g::concat({a, a}, "hidden2"),
                        "nax::graph::concat: operand 0 (f32[batch, 3]) has no axis 'hidden2'",

@@ -270,11 +270,13 @@ TEST_CASE("concat along bounded axes: the seed's self-concat and its runtime siz
                          doctest::Contains("no VJP for a concat along dynamic axes (f32[j<=8])"),
                          nax::shape_error);
   }
-  for (g::size_policy policy : {g::size_policy::exact, g::size_policy::bound}) {
+  auto exact = g::compile(b, outs);
+  for (g::size_policy policy :
+       {g::size_policy::exact, g::size_policy::buckets, g::size_policy::bound}) {
     g::compile_options o;
     o.bounded = {policy};
     auto ex = g::compile(b, outs, o);
-    for (std::size_t n : {0u, 1u, 7u, 16u}) {
+    for (std::size_t n : {0u, 1u, 3u, 5u, 7u, 16u}) {
       CAPTURE(n);
       std::vector<dyn_tensor> in = {dyn_tensor(data.shape().resolve({{"n", n}})),
                                     dyn_tensor(tail.shape())};
@@ -286,6 +288,25 @@ TEST_CASE("concat along bounded axes: the seed's self-concat and its runtime siz
       CHECK(r[0].data<std::int32_t>()[0] == static_cast<std::int32_t>(2 * n));
       CHECK(r[1].extent("joined") == 2 * n);
       CHECK(r[2].extent("mixed") == 2 * n + 3);
+      const std::vector<dyn_tensor> want = exact.run(in);
+      for (std::size_t k = 0; k < r.size(); ++k)
+        CHECK(std::memcmp(r[k].data(), want[k].data(), r[k].bytes()) == 0);
     }
   }
+}
+
+TEST_CASE("value axes: only those the outputs reach are computed; an overflow is an error") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("d", 4)}));
+  auto count = b.parameter("count", shape::make(dtype::i64, {}));
+  const g::value cut = g::set_dimension_size(x, "d", count * 4, "n");
+  auto unreached = g::compile(b, {g::tanh(x)});  // never reads count
+  CHECK(unreached.program().value_axes.empty());
+  CHECK(unreached.run({dyn_tensor(x.shape()), scalar_i64(99)})[0].extent("d") == 4);
+  auto ex = g::compile(b, {cut});
+  CHECK(ex.run({dyn_tensor(x.shape()), scalar_i64(1)})[0].extent("n") == 4);
+  // 2^62 + 1 times 4 wraps to 4 in 64 bits: refused, not taken for 4.
+  CHECK_THROWS_WITH_AS(ex.run({dyn_tensor(x.shape()), scalar_i64((std::int64_t{1} << 62) + 1)}),
+                       "nax::graph::set_dimension_size: axis 'n': its size overflows int64",
+                       nax::shape_error);
 }

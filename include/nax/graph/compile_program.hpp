@@ -53,7 +53,21 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
                                      "' renamed");
     p.axis_aliases.push_back(a);
   }
-  for (const value_axis& a : g.value_axes()) {
+  // The value axes the program has: of a value of it, or read by the size of one it has (a run
+  // computes only these; the size of one the outputs do not reach is never read).
+  const std::span<const value_axis> made = g.value_axes();
+  std::vector<char> kept(made.size(), 0);
+  for (std::size_t i = made.size(); i-- > 0;) {
+    for (const program_value& v : p.values)
+      for (const dim& d : v.shape.dims())
+        kept[i] = kept[i] || (d.is_dynamic() && d.name() == made[i].name);
+    for (std::size_t j = i + 1; j < made.size() && !kept[i]; ++j)
+      for (const size_term& t : made[j].size)
+        kept[i] = kept[i] || (kept[j] && t.k == size_term::kind::extent && t.axis == made[i].name);
+  }
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    if (!kept[i]) continue;
+    const value_axis& a = made[i];
     if (std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), a.name) != p.dynamic_axes.end())
       nax::detail::throw_shape_error("nax::graph::compile: axis '", a.name.view(),
                                      "' is both an input's axis and the axis of a ", a.op);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,9 +20,10 @@ namespace nax::runtime {
 struct arena {
   nax::detail::aligned_ptr<std::byte> memory;
   std::vector<void*> values;  // inputs and outputs are filled per run, the rest once...
-  /// ... for this layout (a specialization); a run with another, sharing the arena (the
+  /// ... for this layout (a specialization's id, never reused: an address could be, by a
+  /// specialization made after this one is freed); a run with another, sharing the arena (the
   /// extents of one bucket, runtime/specialization_cache.hpp), sets the rest again.
-  const void* layout = nullptr;
+  std::uint64_t layout = 0;
 };
 
 class arena_pool {

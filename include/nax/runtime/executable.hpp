@@ -381,7 +381,7 @@ NAX_RUNTIME_INLINE executable::pinned executable::find_in_bucket(const runtime::
     state_->cache.touch(*slot.entry);
     e = slot.entry.get();
     if (slot.extent && runtime::extents_key_equal{}(slot.extent->key, key)) {
-      state_->cache.count_extent_hit();
+      state_->cache.touch_extent(*e, *slot.extent);
       pin.extent = slot.extent;
     }
   } else {
@@ -448,7 +448,7 @@ NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const d
   const runtime::specialization& s = *pin.spec;
   const runtime::run_arena a(pin.slot, *pin.pool);
   const graph::program& p = state_->program;
-  if (a->layout != &s) s.lay_out(*a);  // an arena of the bucket, last used by other extents
+  if (a->layout != s.id) s.lay_out(*a);  // an arena of the bucket, last used by other extents
   void** values = a->values.data();
   for (std::size_t k = 0; k < inputs.size(); ++k) values[k] = const_cast<void*>(inputs[k].data());
   for (std::size_t k = 0; k < outputs.size(); ++k) {

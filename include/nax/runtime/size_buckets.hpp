@@ -13,6 +13,7 @@
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/binding_key.hpp>
+#include <nax/runtime/value_axes.hpp>
 
 namespace nax::runtime {
 
@@ -28,10 +29,20 @@ class size_buckets {
   bool any() const noexcept { return any_; }
 
   /// The key of the specialization serving `exact` (a key over the program's dynamic axes and
-  /// the thread count, runtime/binding_key.hpp), in `bucket`.
+  /// the thread count, runtime/binding_key.hpp), in `bucket`. A value axis whose size is made
+  /// from extents alone (a concat's joined axis) takes the size over the buckets' extents, so
+  /// that the bucket's shapes agree with each other.
   void round(const extents_key& exact, extents_key& bucket) const {
     bucket = exact;
     for (std::size_t i = 0; i < axes_.size(); ++i) bucket[i] = axes_[i].round(exact[i]);
+    for (std::size_t i : derived_) {
+      const graph::value_axis& a = program_->value_axes[i - program_->num_input_axes()];
+      const std::int64_t v = evaluate_size(*program_, a, bucket, {});
+      // (A size that falls, as with sub, keeps the axis's own rounding: the bucket's steps are
+      // never run, and an extent whose plan outgrows the bucket's arena gets its own.)
+      if (v >= static_cast<std::int64_t>(exact[i]) && static_cast<std::uint64_t>(v) <= a.bound)
+        bucket[i] = static_cast<std::size_t>(v);
+    }
   }
 
   /// The policy of dynamic axis i (in the program's order).
@@ -52,6 +63,8 @@ class size_buckets {
   };
   std::vector<axis_policy> axes_;
   bool any_ = false;
+  const graph::program* program_ = nullptr;
+  std::vector<std::size_t> derived_;  // value axes whose size reads no parameter
 };
 
 }  // namespace nax::runtime
@@ -78,8 +91,15 @@ NAX_RUNTIME_INLINE size_buckets::size_buckets(const graph::program& p,
           bound[static_cast<std::size_t>(at)] =
               std::min(bound[static_cast<std::size_t>(at)], d.bound());
       }
-  for (std::size_t i = 0; i < p.value_axes.size(); ++i)
+  program_ = &p;
+  for (std::size_t i = 0; i < p.value_axes.size(); ++i) {
     bound[p.num_input_axes() + i] = p.value_axes[i].bound;
+    const std::vector<graph::size_term>& size = p.value_axes[i].size;
+    if (std::none_of(size.begin(), size.end(), [](const graph::size_term& t) {
+          return t.k == graph::size_term::kind::parameter;
+        }))
+      derived_.push_back(p.num_input_axes() + i);
+  }
   auto names = [&] {
     std::string s;
     for (axis_name a : axes) s.append(s.empty() ? "" : ", ").append(a.view());

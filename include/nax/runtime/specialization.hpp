@@ -9,6 +9,7 @@
 // fills in the caller's addresses and walks the steps.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,8 @@ namespace nax::runtime {
 
 /// A program specialized for one binding (see the file comment).
 struct specialization {
+  /// Told apart from every other specialization of the process (arena::layout).
+  std::uint64_t id = next_id();
   nax::bindings binding;
   std::size_t threads = 1;               // the thread count its plans are for
   step_schedule schedule;                // the order steps run in, and which run side by side
@@ -54,6 +57,11 @@ struct specialization {
   std::size_t saved_bytes = 0;
   std::unique_ptr<arena_pool> pool;
 
+  static std::uint64_t next_id() noexcept {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
   /// Points a's intermediates and constants at this specialization's places (a's memory must
   /// hold arena_bytes).
   void lay_out(arena& a) const noexcept {
@@ -63,7 +71,7 @@ struct specialization {
       else if (roles[v] == graph::value_role::constant)
         a.values[v] = const_cast<std::uint64_t*>(&constants[v]);  // (steps only read them)
     }
-    a.layout = this;
+    a.layout = id;
   }
 };
 

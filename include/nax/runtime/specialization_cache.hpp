@@ -33,7 +33,7 @@ struct extent_entry {
   /// Its memory plan is larger than the bucket's (a choice made for the real extents, such as
   /// not pipelining, can need more than the bucket's): it runs in arenas of its own pool.
   bool own_arena = false;
-  std::uint64_t last_use = 0;  // a tick of its bucket's extents (under their mutex)
+  std::atomic<std::uint64_t> last_use{0};  // a tick of its bucket's extents_clock
 };
 
 /// A cached specialization and its place in the LRU order.
@@ -47,7 +47,7 @@ struct cache_entry {
   std::unordered_map<extents_key, std::shared_ptr<extent_entry>, extents_key_hash,
                      extents_key_equal>
       extents;
-  std::uint64_t extents_clock = 0;
+  std::atomic<std::uint64_t> extents_clock{0};
 };
 
 class specialization_cache {
@@ -74,8 +74,13 @@ class specialization_cache {
   NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> find_extent(cache_entry& e,
                                                                const extents_key& key) const;
 
-  /// A use of extents served without the entry's lock (a thread repeating its last extents).
-  void count_extent_hit() noexcept { extent_hits_.fetch_add(1, std::memory_order_relaxed); }
+  /// A use of extents x of entry e served without e's lock (a thread repeating its last
+  /// extents): counted, and x becomes e's most recently used.
+  void touch_extent(cache_entry& e, extent_entry& x) noexcept {
+    extent_hits_.fetch_add(1, std::memory_order_relaxed);
+    x.last_use.store(e.extents_clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
+  }
 
   /// A use of entry e served without the lock: it becomes the most recently used.
   void touch(cache_entry& e) noexcept {
@@ -170,8 +175,7 @@ NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::extent(
     std::lock_guard lock(e.extents_mutex);
     auto it = e.extents.find(key);
     if (it != e.extents.end()) {
-      it->second->last_use = ++e.extents_clock;
-      extent_hits_.fetch_add(1, std::memory_order_relaxed);
+      touch_extent(e, *it->second);
       return it->second;
     }
   }
@@ -188,11 +192,14 @@ NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::extent(
   extent_misses_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(e.extents_mutex);
   auto [it, inserted] = e.extents.emplace(key, x);
-  it->second->last_use = ++e.extents_clock;
+  it->second->last_use.store(e.extents_clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                             std::memory_order_relaxed);
   while (e.extents.size() > extents_capacity_) {
     auto oldest = e.extents.begin();
     for (auto i = e.extents.begin(); i != e.extents.end(); ++i)
-      if (i->second->last_use < oldest->second->last_use) oldest = i;
+      if (i->second->last_use.load(std::memory_order_relaxed) <
+          oldest->second->last_use.load(std::memory_order_relaxed))
+        oldest = i;
     e.extents.erase(oldest);  // a run or a run slot holding it keeps it alive
   }
   return it->second;

@@ -19,6 +19,13 @@ namespace nax::runtime {
 NAX_RUNTIME_INLINE void compute_value_axes(const graph::program& p,
                                            std::span<const dyn_tensor> inputs, extents_key& key);
 
+/// The size of value axis `a` of p over the extents in `key` (those before it) and `inputs` (the
+/// run's; empty if a's size reads no parameter). nax::shape_error naming the axis if it
+/// overflows int64.
+NAX_RUNTIME_INLINE std::int64_t evaluate_size(const graph::program& p, const graph::value_axis& a,
+                                              const extents_key& key,
+                                              std::span<const dyn_tensor> inputs);
+
 /// nax::shape_error if an extent of a value axis in `key` is above its bound (a binding given
 /// to pre_specialize).
 NAX_RUNTIME_INLINE void check_value_axes(const graph::program& p, const extents_key& key);
@@ -58,38 +65,44 @@ inline std::int64_t scalar_of(const dyn_tensor& t) {
 
 }  // namespace detail
 
+NAX_RUNTIME_INLINE std::int64_t evaluate_size(const graph::program& p, const graph::value_axis& a,
+                                              const extents_key& key,
+                                              std::span<const dyn_tensor> inputs) {
+  nax::detail::small_vector<std::int64_t, 8> stack;
+  for (const graph::size_term& t : a.size) {
+    using k = graph::size_term::kind;
+    if (t.k == k::constant) {
+      stack.push_back(t.value);
+    } else if (t.k == k::parameter) {
+      stack.push_back(detail::scalar_of(inputs[t.parameter]));
+    } else if (t.k == k::extent) {
+      const auto at = static_cast<std::size_t>(
+          std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), t.axis) - p.dynamic_axes.begin());
+      stack.push_back(static_cast<std::int64_t>(key[at]));
+    } else {
+      const std::int64_t r = stack.back();
+      stack.resize(stack.size() - 1);
+      std::int64_t& l = stack.back();
+      bool overflow = false;
+      if (t.k == k::add) overflow = __builtin_add_overflow(l, r, &l);
+      if (t.k == k::sub) overflow = __builtin_sub_overflow(l, r, &l);
+      if (t.k == k::mul) overflow = __builtin_mul_overflow(l, r, &l);
+      if (t.k == k::min) l = std::min(l, r);
+      if (t.k == k::max) l = std::max(l, r);
+      if (overflow)
+        nax::detail::throw_shape_error("nax::graph::", a.op, ": axis '", a.name.view(),
+                                       "': its size overflows int64");
+    }
+  }
+  return stack.back();
+}
+
 NAX_RUNTIME_INLINE void compute_value_axes(const graph::program& p,
                                            std::span<const dyn_tensor> inputs, extents_key& key) {
   const std::size_t first = p.num_input_axes();
-  nax::detail::small_vector<std::int64_t, 8> stack;
   for (std::size_t i = 0; i < p.value_axes.size(); ++i) {
     const graph::value_axis& a = p.value_axes[i];
-    stack.clear();
-    for (const graph::size_term& t : a.size) {
-      using k = graph::size_term::kind;
-      if (t.k == k::constant) {
-        stack.push_back(t.value);
-      } else if (t.k == k::parameter) {
-        stack.push_back(detail::scalar_of(inputs[t.parameter]));
-      } else if (t.k == k::extent) {
-        const auto at = static_cast<std::size_t>(
-            std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), t.axis) -
-            p.dynamic_axes.begin());
-        stack.push_back(static_cast<std::int64_t>(key[at]));
-      } else {
-        const std::int64_t r = stack.back();
-        stack.resize(stack.size() - 1);
-        std::int64_t& l = stack.back();
-        // (Wrapping, not undefined, on overflow: the bound check below catches the result.)
-        const auto ul = static_cast<std::uint64_t>(l), ur = static_cast<std::uint64_t>(r);
-        if (t.k == k::add) l = static_cast<std::int64_t>(ul + ur);
-        if (t.k == k::sub) l = static_cast<std::int64_t>(ul - ur);
-        if (t.k == k::mul) l = static_cast<std::int64_t>(ul * ur);
-        if (t.k == k::min) l = std::min(l, r);
-        if (t.k == k::max) l = std::max(l, r);
-      }
-    }
-    const std::int64_t size = stack.back();
+    const std::int64_t size = evaluate_size(p, a, key, inputs);
     if (size < 0 || static_cast<std::uint64_t>(size) > a.bound) detail::throw_size_error(a, size);
     key[first + i] = static_cast<std::size_t>(size);
   }

@@ -71,7 +71,8 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
     const dim& d = g[xs[p]].shape[k];
     if (d.is_dynamic() && joined_name.empty())
       fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
-           ") needs a name for the joined axis, whose extent (the sum) the run binds by it");
+           ") needs a name for the joined axis, whose extent (the sum) the run binds by it",
+           d.has_bound() ? "" : ", and a bound");
     if (d.is_dynamic() && !d.has_bound())
       fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
            ") needs a bound: the joined axis has one, the sum of theirs");
