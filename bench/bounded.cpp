@@ -30,13 +30,7 @@ auto jitted_bounded(nax::graph::size_policy policy) {
   o.max_specializations = 2 * bound;  // exact keeps every length: its steady state is all hits
   o.max_extents_per_specialization = 2 * bound;
   o.bounded = {policy};
-  return nax::jit(o, block, nax::input<float, batch, bseq, model>("x"),
-                  nax::input<float, model>("ln1.gamma"), nax::input<float, model>("ln1.beta"),
-                  nax::input<float, model, attn>("wq"), nax::input<float, model, attn>("wk"),
-                  nax::input<float, model, attn>("wv"), nax::input<float, attn, model>("wo"),
-                  nax::input<float, model>("ln2.gamma"), nax::input<float, model>("ln2.beta"),
-                  nax::input<float, model, ff>("w1"), nax::input<float, ff>("b1"),
-                  nax::input<float, ff, model>("w2"), nax::input<float, model>("b2"));
+  return jitted<bseq>(o);
 }
 
 using clock_type = std::chrono::steady_clock;

@@ -140,10 +140,12 @@ inline std::vector<double> reference(const weights& w, const float* x, std::size
   return y;
 }
 
-/// The block under nax::jit: one input per argument, batch and seq dynamic.
-/// The block under nax::jit; `options` go to nax::graph::compile.
-inline auto jitted(nax::graph::compile_options options = {}) {
-  return nax::jit(options, block, nax::input<float, batch, seq, model>("x"),
+/// The block under nax::jit: one input per argument, batch and seq dynamic (or x's axis of
+/// positions another axis named "seq", such as a bounded one); `options` go to
+/// nax::graph::compile.
+template <class Seq = seq>
+auto jitted(nax::graph::compile_options options = {}) {
+  return nax::jit(options, block, nax::input<float, batch, Seq, model>("x"),
                   nax::input<float, model>("ln1.gamma"), nax::input<float, model>("ln1.beta"),
                   nax::input<float, model, attn>("wq"), nax::input<float, model, attn>("wk"),
                   nax::input<float, model, attn>("wv"), nax::input<float, attn, model>("wo"),

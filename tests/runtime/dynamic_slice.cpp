@@ -6,6 +6,7 @@
 #include <nax/graph/grad.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/runtime/specialization.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -309,4 +310,97 @@ TEST_CASE("value axes: only those the outputs reach are computed; an overflow is
   CHECK_THROWS_WITH_AS(ex.run({dyn_tensor(x.shape()), scalar_i64((std::int64_t{1} << 62) + 1)}),
                        "nax::graph::set_dimension_size: axis 'n': its size overflows int64",
                        nax::shape_error);
+}
+
+TEST_CASE("set_dimension_size of a prefix moves no data; past the extent it zero-fills") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("d", 6), dim::named("h", 3)}));
+  auto k = b.parameter("k", shape::make(dtype::i32, {}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {dim::bounded("s", 4), dim::named("h", 3)}));
+  const g::value cut = g::set_dimension_size(g::tanh(x), "d", k, "m");    // a prefix of tanh(x)
+  const g::value grown = g::set_dimension_size(g::tanh(y), "s", k, "r");  // may pass y's extent
+  const g::value outs[] = {g::exp(cut), g::exp(grown)};
+  auto ex = g::compile(b, outs, {.fusion = false});
+  std::mt19937 rng(8);
+  for (std::int32_t n : {0, 2, 4}) {
+    CAPTURE(n);
+    const std::vector<dyn_tensor> in = {
+        reference::random_tensor(x.shape(), rng), scalar_i32(n),
+        reference::random_tensor(y.shape().resolve({{"s", 2}}), rng)};
+    check_runs(b, outs, ex, in, 1e-6);
+  }
+  // The cut's step does nothing (its result is tanh(x)'s buffer); the grown one's copies.
+  const auto spec = ex.cached(nax::bindings{{"s", 2}, {"m", 4}, {"r", 4}});
+  REQUIRE(spec != nullptr);
+  const nax::graph::program& p = ex.program();
+  int idle = 0, moving = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (p.steps[s].kind() == g::op_kind::set_dimension_size)
+      (spec->kernels[s]->does_nothing() ? idle : moving) += 1;
+  CHECK(idle == 1);
+  CHECK(moving == 1);
+}
+
+TEST_CASE("pad by run-time amounts: XLA's dynamic_pad with a bound") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 8), dim::named("h", 2)}));
+  auto low = b.parameter("low", shape::make(dtype::i64, {}));
+  auto high = b.parameter("high", shape::make(dtype::i64, {}));
+  const g::value padded = g::pad(x, "seq", low, high, -1.0, "padded", 16);
+  CHECK(padded.shape().to_string() == "f64[padded<=16, 2]");
+  const g::value outs[] = {padded, g::sum(padded, {"padded"})};
+  auto exact = g::compile(b, outs);
+  g::compile_options o;
+  o.bounded = {g::size_policy::bound};
+  auto bound = g::compile(b, outs, o);
+  std::mt19937 rng(9);
+  for (std::size_t seq : {0u, 3u, 8u})
+    for (std::int64_t l : {std::int64_t{0}, std::int64_t{2}})
+      for (std::int64_t h : {std::int64_t{0}, std::int64_t{5}}) {
+        CAPTURE(seq);
+        CAPTURE(l);
+        CAPTURE(h);
+        const std::vector<dyn_tensor> in = {
+            reference::random_tensor(x.shape().resolve({{"seq", seq}}), rng), scalar_i64(l),
+            scalar_i64(h)};
+        check_runs(b, outs, exact, in, 1e-12);
+        const std::vector<dyn_tensor> r = exact.run(in), q = bound.run(in);
+        const std::size_t n = static_cast<std::size_t>(l + h) + seq;
+        CHECK(r[0].extent("padded") == n);
+        if (l > 0) CHECK(r[0].data<double>()[0] == -1.0);
+        if (seq > 0)
+          CHECK(r[0].data<double>()[static_cast<std::size_t>(l) * 2] == in[0].data<double>()[0]);
+        for (std::size_t k = 0; k < r.size(); ++k)
+          CHECK(std::memcmp(r[k].data(), q[k].data(), r[k].bytes()) == 0);
+      }
+  const dyn_tensor x8(x.shape().resolve({{"seq", 8}}));
+  CHECK_THROWS_WITH_AS(exact.run({x8, scalar_i64(5), scalar_i64(4)}),
+                       "nax::graph::pad: axis 'padded': size 17 exceeds its bound 16",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(exact.run({x8, scalar_i64(-1), scalar_i64(4)}),
+                       "nax::graph::pad: axis 'padded': a part of its size is negative (-1)",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::pad(x, "seq", low, high, 0.0, "p2", 7),
+                       "nax::graph::pad(f64[seq<=8, 2]): the bound 7 of the padded axis is below "
+                       "the bound 8 of axis 'seq'",
+                       nax::shape_error);
+  auto low32 = b.parameter("low32", shape::make(dtype::i32, {}));
+  CHECK_THROWS_WITH_AS(g::pad(x, "seq", low32, high, 0.0, "p3", 20),
+                       "nax::graph::pad(f64[seq<=8, 2]): the amounts have two types: low is "
+                       "i32[], high is i64[]",
+                       nax::shape_error);
+  // Gradients along a static axis: the cotangent of x's entries where they were placed.
+  g::builder gb;
+  auto z = gb.parameter("z", shape::make(dtype::f64, {dim::named("d", 3), dim::named("h", 2)}));
+  auto zl = gb.parameter("zl", shape::make(dtype::i64, {}));
+  auto zh = gb.parameter("zh", shape::make(dtype::i64, {}));
+  const g::value zp = g::pad(g::tanh(z), "d", zl, zh, 0.5, "zp", 9);
+  const g::value loss = g::sum(g::exp(zp) * zp, {0, 1});
+  for (std::int64_t l : {std::int64_t{0}, std::int64_t{3}}) {
+    CAPTURE(l);
+    std::vector<dyn_tensor> in = grad_check::inputs(gb, {}, rng);
+    in[1] = scalar_i64(l);
+    in[2] = scalar_i64(2);
+    grad_check::check(gb, loss, {z}, in);
+  }
 }

@@ -181,6 +181,14 @@ class builder {
   NAX_RUNTIME_INLINE value set_dimension_size(value x, axis_ref axis, value size,
                                               std::string_view name);
 
+  /// x padded along its static or bounded `axis` with `low` entries before and `high` after,
+  /// all `value`, the amounts run-time rank-0 integers of one type (made as set_dimension_size's
+  /// size is): XLA's dynamic_pad. The padded axis is the new axis `name`, of at most `bound`
+  /// entries. A negative amount, or low + extent + high above the bound, is a nax::shape_error
+  /// naming the axis before anything runs.
+  NAX_RUNTIME_INLINE value pad(value x, axis_ref axis, value low, value high, double value,
+                               std::string_view name, std::size_t bound);
+
   /// The axes set_dimension_size made, in order, each with how the run computes its extent.
   std::span<const value_axis> value_axes() const noexcept { return value_axes_; }
 
@@ -244,6 +252,20 @@ class builder {
 
   // The postfix program computing the rank-0 integer `size` (graph/value_axis.hpp) for op `op`.
   NAX_RUNTIME_INLINE std::vector<size_term> size_program(node_id size, std::string_view op) const;
+  // The size term of d's extent: a constant if static, else the extent of the axis it is bound as
+  // (a renamed axis: its source).
+  size_term extent_term(const dim& d) const {
+    size_term t;
+    if (d.is_static()) {
+      t.value = static_cast<std::int64_t>(d.extent());
+      return t;
+    }
+    t.k = size_term::kind::extent;
+    t.axis = d.name();
+    for (const axis_alias& a : aliases_)
+      if (a.alias == t.axis) t.axis = a.source;
+    return t;
+  }
   // nax::shape_error unless `name` is new to the graph (op's operand: s).
   NAX_RUNTIME_INLINE void check_new_axis_name(std::string_view op, const nax::shape& s,
                                               std::string_view name) const;
@@ -522,15 +544,7 @@ NAX_RUNTIME_INLINE std::vector<size_term> builder::size_program(node_id size,
         break;
       case op_kind::dimension_size: {
         const dim& d = graph_[n.inputs[0]].shape[n.as<dimension_size_op>().axis];
-        if (d.is_static()) {
-          t.k = size_term::kind::constant;
-          t.value = static_cast<std::int64_t>(d.extent());
-        } else {
-          t.k = size_term::kind::extent;
-          t.axis = d.name();
-          for (const axis_alias& a : aliases_)  // a renamed axis is bound as its source
-            if (a.alias == t.axis) t.axis = a.source;
-        }
+        t = extent_term(d);
         break;
       }
       case op_kind::elementwise: {
@@ -583,17 +597,7 @@ NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axi
   if (n.shape[k].is_dynamic()) {  // its extent: the sum of the operands'
     std::vector<size_term> sum;
     for (std::size_t p = 0; p < ids.size(); ++p) {
-      const dim& d = graph_[ids[p]].shape[k];
-      size_term t;
-      if (d.is_static()) {
-        t.value = static_cast<std::int64_t>(d.extent());
-      } else {
-        t.k = size_term::kind::extent;
-        t.axis = d.name();
-        for (const axis_alias& a : aliases_)  // a renamed axis is bound as its source
-          if (a.alias == t.axis) t.axis = a.source;
-      }
-      sum.push_back(t);
+      sum.push_back(extent_term(graph_[ids[p]].shape[k]));
       if (p > 0) sum.push_back({size_term::kind::add, 0, 0, {}});
     }
     value_axes_.push_back({n.shape[k].name(), n.shape[k].bound(), std::move(sum), "concat"});
@@ -628,6 +632,55 @@ NAX_RUNTIME_INLINE value builder::set_dimension_size(value x, axis_ref axis, val
   dims[i] = dim::bounded(new_name, bound);
   n.shape = nax::shape(xs.dtype(), std::span<const dim>(dims));
   value_axes_.push_back({new_name, bound, std::move(program), std::string(op)});
+  return push(std::move(n));
+}
+
+NAX_RUNTIME_INLINE value builder::pad(value x, axis_ref axis, value low, value high, double v,
+                                      std::string_view name, std::size_t bound) {
+  constexpr std::string_view op = "pad";
+  const node_id xi = operand(op, x), li = operand(op, low), hi = operand(op, high);
+  const nax::shape xs = graph_[xi].shape;
+  const std::size_t i = detail::resolve_axis(op, 0, xs, axis);
+  const dim d = xs[i];
+  auto fail = [&](const auto&... why) {
+    nax::detail::throw_shape_error("nax::graph::pad(", xs.to_string(), "): ", why...);
+  };
+  if (d.is_dynamic() && !d.has_bound())
+    fail(detail::axis_subject(d, i), " has no bound: the padded axis needs one (declare it '",
+         d.name().view(), "<=N')");
+  const std::size_t most = d.is_static() ? d.extent() : d.bound();
+  if (bound == 0 || bound < most)
+    fail("the bound ", bound, " of the padded axis is below the ",
+         d.is_static() ? "extent " : "bound ", most, " of ", detail::axis_subject(d, i));
+  const nax::dtype type = graph_[li].shape.dtype();
+  if (graph_[hi].shape.dtype() != type)
+    fail("the amounts have two types: low is ", graph_[li].shape.to_string(), ", high is ",
+         graph_[hi].shape.to_string());
+  check_new_axis_name(op, xs, name);
+  // The size: low + the extent + high, each amount checked not negative.
+  std::vector<size_term> program = size_program(li, op);
+  program.push_back({size_term::kind::nonnegative, 0, 0, {}});
+  program.push_back(extent_term(d));
+  program.push_back({size_term::kind::add, 0, 0, {}});
+  for (const size_term& t : size_program(hi, op)) program.push_back(t);
+  program.push_back({size_term::kind::nonnegative, 0, 0, {}});
+  program.push_back({size_term::kind::add, 0, 0, {}});
+  // `value` over `bound` entries (an unnamed static axis), x written at low, cut at the size.
+  std::vector<dim> dims(xs.dims().begin(), xs.dims().end());
+  dims[i] = dim(bound);
+  const value canvas =
+      broadcast(constant(v, xs.dtype()), nax::shape(xs.dtype(), std::span<const dim>(dims)));
+  const value placed = dynamic_update_slice(canvas, x, i, low);
+  const value first[2] = {low, get_dimension_size(x, i, type)};
+  const value both[2] = {elementwise(ops::id::add, first), high};
+  const value size = elementwise(ops::id::add, both);
+  node n;
+  n.op = set_dimension_size_op{static_cast<std::uint32_t>(i)};
+  n.inputs.push_back(placed.id());
+  n.inputs.push_back(size.id());
+  dims[i] = dim::bounded(axis_name(name), bound);
+  n.shape = nax::shape(xs.dtype(), std::span<const dim>(dims));
+  value_axes_.push_back({axis_name(name), bound, std::move(program), std::string(op)});
   return push(std::move(n));
 }
 

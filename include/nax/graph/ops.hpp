@@ -170,6 +170,14 @@ inline value pad(const value& x, axis_ref axis, std::int64_t low, std::int64_t h
   return x.owner().pad(x, axis, low, high, v);
 }
 
+/// pad(x, "seq", low, high, 0.0, "padded", 512): x with low entries before and high after along
+/// a static or bounded axis, the amounts rank-0 integers of the graph (run-time values), the
+/// padded axis a new axis of at most 512 entries (docs/bounded.md).
+inline value pad(const value& x, axis_ref axis, const value& low, const value& high, double v,
+                 std::string_view name, std::size_t bound) {
+  return x.owner().pad(x, axis, low, high, v, name, bound);
+}
+
 // --- places along an axis that are run-time values (docs/bounded.md) ---------------------------
 
 /// get_dimension_size(x, "seq"): x's run-time extent along seq, a rank-0 i32 (or `type`: i64).

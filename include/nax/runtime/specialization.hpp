@@ -163,15 +163,26 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
       s->constants[v] = detail::constant_bits(s->shapes[v].dtype(), p.values[v].scalar);
 
   // A reshape of an intermediate into an intermediate (a rename, a split or merge of axes) moves
-  // no data: its result is its operand's buffer, kept until the later of their last reads, and
-  // the step does nothing. alias_of[v]: the value whose buffer v is (v itself if none).
+  // no data, nor does a set_dimension_size that keeps a prefix: its result is its operand's
+  // buffer, kept until the later of their last reads, and the step does nothing. alias_of[v]: the
+  // value whose buffer v is (v itself if none).
   constexpr std::size_t none = static_cast<std::size_t>(-1);
   std::vector<std::size_t> alias_of(n);
   std::iota(alias_of.begin(), alias_of.end(), std::size_t{0});
   std::vector<char> aliasing_step(p.steps.size(), 0);
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const graph::program_step& st = p.steps[k];
-    if (st.kind() != graph::op_kind::reshape || st.args.size() != 1) continue;
+    if (st.kind() == graph::op_kind::set_dimension_size) {
+      // The first entries of its operand, when they are a prefix of its buffer (no axis before
+      // the one cut has more than one entry) and none is past its extent: no data moves.
+      const std::size_t axis = st.as<graph::set_dimension_size_op>().axis;
+      const nax::shape& in = s->shapes[st.args[0]];
+      bool prefix = s->shapes[st.result][axis].extent() <= in[axis].extent();
+      for (std::size_t a = 0; a < axis; ++a) prefix = prefix && in[a].extent() == 1;
+      if (!prefix) continue;
+    } else if (st.kind() != graph::op_kind::reshape || st.args.size() != 1) {
+      continue;
+    }
     if (p.values[st.args[0]].role != graph::value_role::intermediate ||
         p.values[st.result].role != graph::value_role::intermediate)
       continue;
@@ -217,6 +228,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     const nax::detail::planning_threads_scope share(
         std::max<std::size_t>(1, s->threads / group.size()));
     for (std::uint32_t k : group) {
+      if (aliasing_step[k]) continue;  // moves nothing
       std::erase_if(scratch, [k](const scratch_request& r) { return r.step == k; });
       const std::size_t before = scratch.size();
       s->kernels[k] = make_step_kernel(p, p.steps[k], s->shapes, scratch);

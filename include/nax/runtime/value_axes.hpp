@@ -75,6 +75,10 @@ NAX_RUNTIME_INLINE std::int64_t evaluate_size(const graph::program& p, const gra
       stack.push_back(t.value);
     } else if (t.k == k::parameter) {
       stack.push_back(detail::scalar_of(inputs[t.parameter]));
+    } else if (t.k == k::nonnegative) {
+      if (stack.back() < 0)
+        nax::detail::throw_shape_error("nax::graph::", a.op, ": axis '", a.name.view(),
+                                       "': a part of its size is negative (", stack.back(), ")");
     } else if (t.k == k::extent) {
       const auto at = static_cast<std::size_t>(
           std::find(p.dynamic_axes.begin(), p.dynamic_axes.end(), t.axis) - p.dynamic_axes.begin());
