@@ -5,8 +5,8 @@
 # Two chains share the bottom (core, simd, exec, ops, kernels):
 #   core -> simd -> exec -> ops -> kernels -> typed
 #                                  kernels -> graph -> runtime -> jit
-# and io sits on top of everything; nax.hpp (the umbrella) may include anything. typed and graph
-# never see each other: jit is the one layer that sees both.
+# and gnn, then io, sit on top of everything; nax.hpp (the umbrella) may include anything.
+# typed and graph never see each other: jit is the one layer that sees both.
 
 set(order_core core)
 set(order_simd core simd)
@@ -17,8 +17,9 @@ set(order_typed core simd exec ops kernels typed)
 set(order_graph core simd exec ops kernels graph)
 set(order_runtime core simd exec ops kernels graph runtime)
 set(order_jit core simd exec ops kernels typed graph runtime jit)
-set(order_io core simd exec ops kernels typed graph runtime jit io)
-set(layers core simd exec ops kernels typed graph runtime jit io)
+set(order_gnn core simd exec ops kernels typed graph runtime jit gnn)
+set(order_io core simd exec ops kernels typed graph runtime jit gnn io)
+set(layers core simd exec ops kernels typed graph runtime jit gnn io)
 
 file(GLOB_RECURSE headers RELATIVE ${INCLUDE}/nax ${INCLUDE}/nax/*.hpp ${INCLUDE}/nax/*.ipp)
 set(violations "")

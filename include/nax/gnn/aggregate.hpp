@@ -1,0 +1,116 @@
+#pragma once
+// The aggregations of node features over a graph's in-edges (nax::gnn::csr), one pass per
+// destination node, parallel over destinations, each feature row vectorized: no per-edge
+// intermediate is ever made.
+//
+//   aggregate_sum(g, h)   out[v] = sum over u -> v of h[u]
+//   aggregate_mean(g, h)  out[v] = the same divided by indeg(v)
+//   gcn(g, h)             out[v] = sum over u -> v of h[u] / sqrt(max(1, outdeg(u)) max(1,
+//   indeg(v)))
+//
+// A node without in-edges gets 0. h is a tensor over [node, ...]: the other axes form one row of
+// features per node. Every destination is summed by one thread, in the edges' order
+// (csr.hpp), so the results have the same bits on any thread count.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/gnn/csr.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/typed/creation.hpp>
+#include <nax/typed/tensor.hpp>
+
+namespace nax::gnn {
+namespace detail {
+
+enum class edge_weight { one, mean, gcn };
+
+// row += w * x over f entries (w == 1: a plain sum, no multiply).
+template <class T>
+void add_row(T* row, const T* x, std::size_t f, T w, bool unit) {
+  using V = simd::vec<T>;
+  constexpr std::size_t lanes = simd::width<T>;
+  std::size_t i = 0;
+  if (unit) {
+    for (; i + lanes <= f; i += lanes)
+      (V::load_unaligned(row + i) + V::load_unaligned(x + i)).store_unaligned(row + i);
+    for (; i < f; ++i) row[i] += x[i];
+    return;
+  }
+  const V wv(w);
+  for (; i + lanes <= f; i += lanes)
+    (V::load_unaligned(row + i) + wv * V::load_unaligned(x + i)).store_unaligned(row + i);
+  for (; i < f; ++i) row[i] += w * x[i];
+}
+
+template <edge_weight Weight, class T, class... Axes>
+tensor<T, node, Axes...> aggregate(const char* op, const csr& g,
+                                   const tensor<T, node, Axes...>& h) {
+  const std::size_t n = h.template extent<node>();
+  if (n != g.num_nodes())
+    nax::detail::throw_shape_error("nax::gnn::", op, ": h has ", n, " nodes, the graph ",
+                                   g.num_nodes());
+  tensor<T, node, Axes...> out = zeros_like(h);
+  if (n == 0 || h.size() == 0) return out;
+  const std::size_t f = h.size() / n;
+  const std::span<const std::int64_t> offsets = g.offsets();
+  const std::span<const std::int32_t> sources = g.sources();
+  const csr* t = Weight == edge_weight::gcn ? &g.transpose() : nullptr;  // out-degrees
+  const T* x = h.data();
+  T* y = out.data();
+  // About 4096 feature reads per chunk: enough work to pay for a thread's wake-up.
+  const std::size_t grain =
+      std::max<std::size_t>(1, 4096 / std::max<std::size_t>(1, f * (1 + g.num_edges() / n)));
+  parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t v = lo; v < hi; ++v) {
+      const auto begin = static_cast<std::size_t>(offsets[v]),
+                 end = static_cast<std::size_t>(offsets[v + 1]);
+      T* row = y + v * f;
+      const std::size_t in = end - begin;
+      for (std::size_t e = begin; e < end; ++e) {
+        const auto u = static_cast<std::size_t>(sources[e]);
+        if constexpr (Weight == edge_weight::gcn) {
+          const double d = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u))) *
+                           static_cast<double>(std::max<std::size_t>(1, in));
+          add_row(row, x + u * f, f, static_cast<T>(1 / std::sqrt(d)), false);
+        } else {
+          add_row(row, x + u * f, f, T(1), true);
+        }
+      }
+      if constexpr (Weight == edge_weight::mean)
+        if (in > 1) {
+          const T scale = T(1) / static_cast<T>(in);
+          for (std::size_t i = 0; i < f; ++i) row[i] *= scale;
+        }
+    }
+  });
+  return out;
+}
+
+}  // namespace detail
+
+/// out[v] = the sum of h[u] over v's in-edges u -> v (0 without in-edges). nax::shape_error if
+/// h's node extent is not the graph's node count.
+template <class T, class... Axes>
+tensor<T, node, Axes...> aggregate_sum(const csr& g, const tensor<T, node, Axes...>& h) {
+  return detail::aggregate<detail::edge_weight::one>("aggregate_sum", g, h);
+}
+
+/// out[v] = the mean of h[u] over v's in-edges (0 without in-edges).
+template <class T, class... Axes>
+tensor<T, node, Axes...> aggregate_mean(const csr& g, const tensor<T, node, Axes...>& h) {
+  return detail::aggregate<detail::edge_weight::mean>("aggregate_mean", g, h);
+}
+
+/// out[v] = the sum over v's in-edges u -> v of h[u] / sqrt(max(1, outdeg(u)) max(1, indeg(v)))
+/// (Kipf and Welling's normalization, without the self-loops they add: add them to the graph).
+template <class T, class... Axes>
+tensor<T, node, Axes...> gcn(const csr& g, const tensor<T, node, Axes...>& h) {
+  return detail::aggregate<detail::edge_weight::gcn>("gcn", g, h);
+}
+
+}  // namespace nax::gnn
