@@ -1,0 +1,114 @@
+#pragma once
+// nax::gnn::gat: graph attention (Veličković et al.) over a csr graph, forward, in one pass over
+// each destination's in-edges. Per head,
+//
+//   e_uv = leaky_relu(<h[u], a_src> + <h[v], a_dst>)
+//   alpha_uv = the softmax of e_uv over v's in-edges
+//   out[v] = sum over u -> v of alpha_uv h[u]          (0 for a node without in-edges)
+//
+// The softmax and the weighted sum are one pass (an online softmax: a running maximum, and the
+// running sum and accumulator rescaled when it grows), where the usual form takes two kernels
+// and keeps the E × heads scores. The scores' two halves are computed first, once per node and
+// head. Each destination is one thread's, in edge order: the same bits on any thread count.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/gnn/csr.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/typed/creation.hpp>
+#include <nax/typed/tensor.hpp>
+
+namespace nax::gnn {
+namespace detail {
+
+// <x, a> over f entries, in double.
+template <class T>
+double dot_row(const T* x, const T* a, std::size_t f) {
+  double s = 0;
+  for (std::size_t i = 0; i < f; ++i) s += double(x[i]) * double(a[i]);
+  return s;
+}
+
+// row = row * scale + p * x over f entries.
+template <class T>
+void rescale_add(T* row, T scale, T p, const T* x, std::size_t f) {
+  using V = simd::vec<T>;
+  constexpr std::size_t lanes = simd::width<T>;
+  const V sv(scale), pv(p);
+  std::size_t i = 0;
+  for (; i + lanes <= f; i += lanes)
+    (V::load_unaligned(row + i) * sv + pv * V::load_unaligned(x + i)).store_unaligned(row + i);
+  for (; i < f; ++i) row[i] = row[i] * scale + p * x[i];
+}
+
+}  // namespace detail
+
+/// Graph attention over g: h over [node, Head, Feat], a_src and a_dst over [Head, Feat] (see the
+/// file comment). nax::shape_error if h's node extent is not g's node count.
+template <class T, class Head, class Feat>
+tensor<T, node, Head, Feat> gat(const csr& g, const tensor<T, node, Head, Feat>& h,
+                                const tensor<T, Head, Feat>& a_src,
+                                const tensor<T, Head, Feat>& a_dst, T negative_slope) {
+  const std::size_t n = h.template extent<node>();
+  if (n != g.num_nodes())
+    nax::detail::throw_shape_error("nax::gnn::gat: h has ", n, " nodes, the graph ", g.num_nodes());
+  const std::size_t heads = h.template extent<Head>(), f = h.template extent<Feat>();
+  if (a_src.template extent<Head>() != heads || a_dst.template extent<Head>() != heads ||
+      a_src.template extent<Feat>() != f || a_dst.template extent<Feat>() != f)
+    nax::detail::throw_shape_error("nax::gnn::gat: h has ", heads, " heads of ", f,
+                                   " features; a_src and a_dst must be ", heads, " × ", f);
+  tensor<T, node, Head, Feat> out = zeros_like(h);
+  if (h.size() == 0) return out;
+  // The scores' halves: per node and head, <h[u], a_src> and <h[v], a_dst>.
+  std::vector<double> src_half(n * heads), dst_half(n * heads);
+  const T* x = h.data();
+  parallel_for(0, n, std::max<std::size_t>(1, 2048 / (heads * f)),
+               [&](std::size_t lo, std::size_t hi) {
+                 for (std::size_t u = lo; u < hi; ++u)
+                   for (std::size_t k = 0; k < heads; ++k) {
+                     const T* row = x + (u * heads + k) * f;
+                     src_half[u * heads + k] = detail::dot_row(row, a_src.data() + k * f, f);
+                     dst_half[u * heads + k] = detail::dot_row(row, a_dst.data() + k * f, f);
+                   }
+               });
+  const std::span<const std::int64_t> offsets = g.offsets();
+  const std::span<const std::int32_t> sources = g.sources();
+  T* y = out.data();
+  const double slope = static_cast<double>(negative_slope);
+  const std::size_t grain = std::max<std::size_t>(
+      1, 2048 / std::max<std::size_t>(1, heads * f * (1 + g.num_edges() / n)));
+  parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t v = lo; v < hi; ++v)
+      for (std::size_t k = 0; k < heads; ++k) {
+        T* row = y + (v * heads + k) * f;
+        double most = -std::numeric_limits<double>::infinity(), total = 0;
+        for (auto e = static_cast<std::size_t>(offsets[v]);
+             e < static_cast<std::size_t>(offsets[v + 1]); ++e) {
+          const auto u = static_cast<std::size_t>(sources[e]);
+          double s = src_half[u * heads + k] + dst_half[v * heads + k];
+          s = s > 0 ? s : s * slope;
+          // A new maximum rescales what is summed so far; exp never overflows.
+          const double scale = s > most ? std::exp(most - s) : 1.0;
+          most = std::max(most, s);
+          const double p = std::exp(s - most);
+          total = total * scale + p;
+          detail::rescale_add(row, static_cast<T>(scale), static_cast<T>(p),
+                              x + (u * heads + k) * f, f);
+        }
+        if (total > 0) {
+          const T inverse = static_cast<T>(1 / total);
+          for (std::size_t i = 0; i < f; ++i) row[i] *= inverse;
+        }
+      }
+  });
+  return out;
+}
+
+}  // namespace nax::gnn
