@@ -25,7 +25,9 @@ model], heads as a param; ln1_g, ln1_b, wq, wk, wv [model, attn], wo [attn, mode
 w1 [model, ff], b1, w2 [ff, model], b2; eps, scale: bench/transformer.cpp's block, written as a
 PyTorch user writes it). Training (bench/train.cpp): mlp_train, encoder_train (a step: forward,
 backward, AdamW with params lr and weight_decay) and mlp_grads, encoder_grads (the gradients,
-concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses.
+concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses. Graphs
+(bench/gnn.cpp): gnn_sum, gnn_spmm, gnn_gcn (x: [n, feat]) and gnn_gat (x: [n, heads, feat],
+a_src, a_dst, slope), over edges src -> dst.
 """
 
 import ctypes
@@ -132,9 +134,53 @@ def op_function(name):
             return (y * y).sum(-1).mean()
 
         return training(name, loss, t, names)
+    if name.startswith("gnn_"):
+        return gnn_function(name)
     if name == "mm":
         a, b = tensors["a"], tensors["b"]
         return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))
+    raise ValueError("unknown op " + name)
+
+
+def gnn_function(name):
+    """bench/gnn.cpp's graph ops, as PyG computes them without its compiled extensions: the
+    source rows gathered per edge (h[src]), per-edge ops, and index_add_ into the destinations;
+    and torch.sparse.mm for the sums. src and dst arrive as float32 (exact below 2^24 nodes)."""
+    x = tensors["x"]
+    n = x.shape[0]
+    src, dst = tensors["src"].long(), tensors["dst"].long()
+    if name == "gnn_sum":
+        return lambda: torch.zeros_like(x).index_add_(0, dst, x[src])
+    if name == "gnn_spmm":
+        a = torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.shape[0]),
+                                    (n, n)).coalesce()
+        return lambda: torch.sparse.mm(a, x)
+    if name == "gnn_gcn":
+        ones = torch.ones(src.shape[0])
+        outdeg = torch.zeros(n).index_add_(0, src, ones).clamp_(min=1)
+        indeg = torch.zeros(n).index_add_(0, dst, ones).clamp_(min=1)
+
+        def gcn():
+            w = (outdeg[src] * indeg[dst]).rsqrt()
+            return torch.zeros_like(x).index_add_(0, dst, x[src] * w.unsqueeze(-1))
+        return gcn
+    if name == "gnn_gat":
+        # x: [n, heads, feat]; a_src, a_dst: [heads, feat]; slope.
+        a_src, a_dst, slope = tensors["a_src"], tensors["a_dst"], params["slope"]
+        heads = x.shape[1]
+
+        def gat():
+            s_src = (x * a_src).sum(-1)
+            s_dst = (x * a_dst).sum(-1)
+            e = torch.nn.functional.leaky_relu(s_src[src] + s_dst[dst], slope)  # [E, heads]
+            index = dst.unsqueeze(-1).expand(-1, heads)
+            most = torch.full((n, heads), float("-inf")).scatter_reduce_(
+                0, index, e, "amax", include_self=True)
+            p = (e - most[dst]).exp()
+            total = torch.zeros(n, heads).index_add_(0, dst, p)
+            alpha = p / total[dst]
+            return torch.zeros_like(x).index_add_(0, dst, x[src] * alpha.unsqueeze(-1))
+        return gat
     raise ValueError("unknown op " + name)
 
 

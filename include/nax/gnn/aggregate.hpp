@@ -29,22 +29,38 @@ namespace detail {
 
 enum class edge_weight { one, mean, gcn };
 
-// row += w * x over f entries (w == 1: a plain sum, no multiply).
-template <class T>
-void add_row(T* row, const T* x, std::size_t f, T w, bool unit) {
+// The sum over edges [begin, end) of w(e) x[sources[e]] (rows of f), into row (which it sets):
+// vectors of the row are summed in registers, up to `block` at a time, each over all the edges,
+// so that a row is written once, not once per edge. Every element is summed in edge order.
+template <class T, class Weight>
+void sum_rows(T* row, const T* x, std::size_t f, std::span<const std::int32_t> sources,
+              std::size_t begin, std::size_t end, Weight w) {
   using V = simd::vec<T>;
-  constexpr std::size_t lanes = simd::width<T>;
+  constexpr std::size_t lanes = simd::width<T>, block = 8;
   std::size_t i = 0;
-  if (unit) {
-    for (; i + lanes <= f; i += lanes)
-      (V::load_unaligned(row + i) + V::load_unaligned(x + i)).store_unaligned(row + i);
-    for (; i < f; ++i) row[i] += x[i];
-    return;
+  for (; i + block * lanes <= f; i += block * lanes) {
+    V acc[block];
+    for (V& a : acc) a = V(T(0));
+    for (std::size_t e = begin; e < end; ++e) {
+      const T* from = x + static_cast<std::size_t>(sources[e]) * f + i;
+      const V we(w(e));
+      for (std::size_t j = 0; j < block; ++j)
+        acc[j] = acc[j] + we * V::load_unaligned(from + j * lanes);
+    }
+    for (std::size_t j = 0; j < block; ++j) acc[j].store_unaligned(row + i + j * lanes);
   }
-  const V wv(w);
-  for (; i + lanes <= f; i += lanes)
-    (V::load_unaligned(row + i) + wv * V::load_unaligned(x + i)).store_unaligned(row + i);
-  for (; i < f; ++i) row[i] += w * x[i];
+  for (; i + lanes <= f; i += lanes) {
+    V acc(T(0));
+    for (std::size_t e = begin; e < end; ++e)
+      acc = acc + V(w(e)) * V::load_unaligned(x + static_cast<std::size_t>(sources[e]) * f + i);
+    acc.store_unaligned(row + i);
+  }
+  for (; i < f; ++i) {
+    T acc = 0;
+    for (std::size_t e = begin; e < end; ++e)
+      acc = acc + w(e) * x[static_cast<std::size_t>(sources[e]) * f + i];
+    row[i] = acc;
+  }
 }
 
 template <edge_weight Weight, class T, class... Axes>
@@ -71,15 +87,15 @@ tensor<T, node, Axes...> aggregate(const char* op, const csr& g,
                  end = static_cast<std::size_t>(offsets[v + 1]);
       T* row = y + v * f;
       const std::size_t in = end - begin;
-      for (std::size_t e = begin; e < end; ++e) {
-        const auto u = static_cast<std::size_t>(sources[e]);
-        if constexpr (Weight == edge_weight::gcn) {
-          const double d = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u))) *
-                           static_cast<double>(std::max<std::size_t>(1, in));
-          add_row(row, x + u * f, f, static_cast<T>(1 / std::sqrt(d)), false);
-        } else {
-          add_row(row, x + u * f, f, T(1), true);
-        }
+      if constexpr (Weight == edge_weight::gcn) {
+        const double in_part = static_cast<double>(std::max<std::size_t>(1, in));
+        sum_rows(row, x, f, sources, begin, end, [&](std::size_t e) {
+          const auto u = static_cast<std::size_t>(sources[e]);
+          const double out_part = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u)));
+          return static_cast<T>(1 / std::sqrt(out_part * in_part));
+        });
+      } else {
+        sum_rows(row, x, f, sources, begin, end, [](std::size_t) { return T(1); });
       }
       if constexpr (Weight == edge_weight::mean)
         if (in > 1) {

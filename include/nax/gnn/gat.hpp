@@ -94,10 +94,15 @@ tensor<T, node, Head, Feat> gat(const csr& g, const tensor<T, node, Head, Feat>&
           const auto u = static_cast<std::size_t>(sources[e]);
           double s = src_half[u * heads + k] + dst_half[v * heads + k];
           s = s > 0 ? s : s * slope;
-          // A new maximum rescales what is summed so far; exp never overflows.
-          const double scale = s > most ? std::exp(most - s) : 1.0;
-          most = std::max(most, s);
-          const double p = std::exp(s - most);
+          // A new maximum rescales what is summed so far (its own weight is then exp(0) = 1);
+          // one exp per edge, never overflowing.
+          double scale = 1, p = 1;
+          if (s > most) {
+            scale = std::exp(most - s);
+            most = s;
+          } else {
+            p = std::exp(s - most);
+          }
           total = total * scale + p;
           detail::rescale_add(row, static_cast<T>(scale), static_cast<T>(p),
                               x + (u * heads + k) * f, f);
