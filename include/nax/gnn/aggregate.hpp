@@ -67,9 +67,7 @@ template <edge_weight Weight, class T, class... Axes>
 tensor<T, node, Axes...> aggregate(const char* op, const csr& g,
                                    const tensor<T, node, Axes...>& h) {
   const std::size_t n = h.template extent<node>();
-  if (n != g.num_nodes())
-    nax::detail::throw_shape_error("nax::gnn::", op, ": h has ", n, " nodes, the graph ",
-                                   g.num_nodes());
+  g.check_nodes(op, n);
   tensor<T, node, Axes...> out = zeros_like(h);
   if (n == 0 || h.size() == 0) return out;
   const std::size_t f = h.size() / n;

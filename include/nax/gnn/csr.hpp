@@ -72,6 +72,12 @@ class csr {
   }
 
   std::size_t num_nodes() const noexcept { return n_; }
+
+  /// nax::shape_error, naming `op`, unless features over n nodes are this graph's.
+  void check_nodes(const char* op, std::size_t n) const {
+    if (n != n_)
+      nax::detail::throw_shape_error("nax::gnn::", op, ": h has ", n, " nodes, the graph ", n_);
+  }
   std::size_t num_edges() const noexcept { return neighbors_.size(); }
 
   /// The in-edges of v are [offsets()[v], offsets()[v + 1]) (n + 1 entries).

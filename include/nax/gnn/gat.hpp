@@ -57,8 +57,7 @@ tensor<T, node, Head, Feat> gat(const csr& g, const tensor<T, node, Head, Feat>&
                                 const tensor<T, Head, Feat>& a_src,
                                 const tensor<T, Head, Feat>& a_dst, T negative_slope) {
   const std::size_t n = h.template extent<node>();
-  if (n != g.num_nodes())
-    nax::detail::throw_shape_error("nax::gnn::gat: h has ", n, " nodes, the graph ", g.num_nodes());
+  g.check_nodes("gat", n);
   const std::size_t heads = h.template extent<Head>(), f = h.template extent<Feat>();
   if (a_src.template extent<Head>() != heads || a_dst.template extent<Head>() != heads ||
       a_src.template extent<Feat>() != f || a_dst.template extent<Feat>() != f)
