@@ -22,6 +22,8 @@ namespace nax::gnn {
 
 /// The axis of a graph's nodes: features are tensors over [node, ...].
 using node = nax::axis<"node">;
+/// The axis of per-edge tensors (v.edge(w) in a vertex program), in the edge lists' order.
+using edge = nax::axis<"edge">;
 
 /// In- and out-degree statistics of a graph.
 struct degree_stats {

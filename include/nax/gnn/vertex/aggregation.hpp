@@ -1,0 +1,424 @@
+#pragma once
+// The aggregations of a vertex program: a value per in-edge of v (edge or source scope) reduced
+// over v's in-edges to one value per node.
+//
+//   sum(x)             the sum over v's in-edges (0 without in-edges)
+//   mean(x)            the sum divided by indeg(v) (0 without in-edges)
+//   max(x)             the largest (0 without in-edges)
+//   softmax_sum(s, x)  the sum of softmax(s) x, the softmax of the scores s over v's in-edges
+//
+// Each is one stage of the destination's pass: for each row of its result, a loop over v's
+// in-edges that evaluates x there (in registers, up to `block` vectors of the row at a time) and
+// reduces it. softmax_sum is one loop, not two: an online softmax keeps a running maximum and
+// rescales the running sum and the accumulator when it grows, one exp per edge (per score).
+// An aggregation is a node value: later stages and the result read it from a row kept per
+// thread. Copies of one aggregation (a value used twice) share an id, and are computed once.
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis_list.hpp>
+#include <nax/core/diagnostics.hpp>
+#include <nax/gnn/vertex/leaf.hpp>
+#include <nax/gnn/vertex/ops.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/simd/math.hpp>
+
+namespace nax::gnn {
+namespace detail {
+
+/// The in-edges of every destination (a csr's arrays).
+struct in_edges {
+  const std::int64_t* offsets;
+  const std::int32_t* sources;
+  const std::int32_t* ids;
+};
+
+inline std::uint64_t new_aggregation_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// The layout of a row over axes Row whose extents are x's.
+template <class Row, class X>
+row_layout<Row> layout_of(const X& x) {
+  std::array<std::size_t, (row_layout<Row>::rank > 0 ? row_layout<Row>::rank : 1)> e{};
+  std::size_t k = 0;
+  mp::mp_for_each<mp::mp_transform<mp::mp_identity, Row>>(
+      [&](auto a) { e[k++] = x.template extent<typename decltype(a)::type>(); });
+  return row_layout<Row>(e);
+}
+
+/// f(idx, offset) for each row of a layout (idx: the outer indices), in order.
+template <class Row, class F>
+void for_each_row(const row_layout<Row>& l, F&& f) {
+  constexpr std::size_t rank = row_layout<Row>::rank;
+  std::array<std::size_t, (rank > 0 ? rank : 1)> idx{};
+  if constexpr (rank <= 1) {
+    f(idx.data(), std::size_t{0});
+  } else {
+    if (l.size == 0) return;
+    const std::size_t inner = l.extent[rank - 1], rows = l.size / inner;
+    for (std::size_t r = 0; r < rows; ++r) {
+      f(idx.data(), r * inner);
+      for (std::size_t j = rank - 1; j-- > 0;) {
+        if (++idx[j] < l.extent[j]) break;
+        idx[j] = 0;
+      }
+    }
+  }
+}
+
+template <class Row>
+std::size_t inner_extent(const row_layout<Row>& l) {
+  return row_layout<Row>::rank == 0 ? 1 : l.extent[row_layout<Row>::rank - 1];
+}
+
+/// An aggregation's value as the stages after it read it: a row per destination, in a buffer of
+/// the thread computing it.
+template <class T, class Row>
+class aggregated : public vertex_value_tag {
+ public:
+  using scope = node_scope;
+  using value_type = T;
+  using axes_type = Row;
+
+  explicit aggregated(row_layout<Row> layout) : layout_(layout), id_(new_aggregation_id()) {}
+
+  template <class A>
+  std::size_t extent() const {
+    return layout_.template extent_of<A>();
+  }
+  template <class Out>
+  void at_outer(const std::size_t* idx) {
+    outer_ = layout_.template outer_offset<Out>(idx);
+  }
+  template <class Inner>
+  void at_site(const site&) {
+    row_ = value_ + outer_;
+  }
+  template <class Inner>
+  T scalar(std::size_t i) const {
+    return read_scalar<Inner>(row_, layout_, i);
+  }
+  template <class Inner>
+  simd::vec<T> vector(std::size_t i) const {
+    return read_vector<Inner>(row_, layout_, i);
+  }
+
+  std::uint64_t id() const { return id_; }
+  std::size_t size() const { return layout_.size; }
+  /// Where this thread keeps the value; `owner` false: a copy whose twin computes it.
+  void keep_in(T* value, bool owner) {
+    value_ = value;
+    owner_ = owner;
+  }
+  T* value() const { return value_; }
+
+ protected:
+  row_layout<Row> layout_;
+  std::uint64_t id_;
+  T* value_ = nullptr;
+  bool owner_ = true;
+
+ private:
+  std::size_t outer_ = 0;
+  const T* row_ = nullptr;
+};
+
+enum class reduction { sum, mean, max };
+
+// Vectors of a row reduced together over the edges, so that each is written once.
+inline constexpr std::size_t block = 8;
+
+/// sum, mean or max of x over v's in-edges.
+template <reduction K, class X>
+class aggregation : public aggregated<typename X::value_type, typename X::axes_type> {
+  using T = typename X::value_type;
+  using Row = typename X::axes_type;
+  using base = aggregated<T, Row>;
+  using Inner = inner_axis_of<Row>;
+  using V = simd::vec<T>;
+
+ public:
+  explicit aggregation(X x) : base(layout_of<Row>(x)), x_(std::move(x)) {}
+
+  template <class G>
+  void for_each_aggregation(G&& g) {
+    x_.for_each_aggregation(g);
+    g(*this);
+  }
+
+  /// This stage at destination v: its row in value().
+  void compute(const in_edges& g, std::size_t v) {
+    if (!this->owner_) return;
+    const auto begin = static_cast<std::size_t>(g.offsets[v]),
+               end = static_cast<std::size_t>(g.offsets[v + 1]);
+    const std::size_t n = inner_extent(this->layout_);
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      x_.template at_outer<Row>(idx);
+      T* out = this->value_ + offset;
+      std::size_t i = 0;
+      if constexpr (!invariant_v<Row, Inner>) {
+        constexpr std::size_t w = simd::width<T>;
+        for (; i + block * w <= n; i += block * w) reduce_vectors<block>(g, v, begin, end, out, i);
+        for (; i + w <= n; i += w) reduce_vectors<1>(g, v, begin, end, out, i);
+      }
+      for (; i < n; ++i) {
+        T acc = start();
+        for (std::size_t e = begin; e < end; ++e) {
+          x_.template at_site<Inner>(at(g, v, e));
+          acc = combine(acc, x_.template scalar<Inner>(i));
+        }
+        out[i] = acc;
+      }
+    });
+    finish(end - begin);
+  }
+
+ private:
+  static site at(const in_edges& g, std::size_t v, std::size_t e) {
+    return {v, static_cast<std::size_t>(g.sources[e]), static_cast<std::size_t>(g.ids[e])};
+  }
+  static T start() { return K == reduction::max ? -std::numeric_limits<T>::infinity() : T(0); }
+  template <class U>
+  static U combine(const U& acc, const U& x) {
+    if constexpr (K == reduction::max) {
+      if constexpr (simd::is_vec_v<U>)
+        return xsimd::select(x > acc, x, acc);
+      else
+        return x > acc ? x : acc;
+    } else {
+      return acc + x;
+    }
+  }
+
+  template <std::size_t B>
+  void reduce_vectors(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* out,
+                      std::size_t i) {
+    constexpr std::size_t w = simd::width<T>;
+    V acc[B];
+    for (V& a : acc) a = V(start());
+    for (std::size_t e = begin; e < end; ++e) {
+      x_.template at_site<Inner>(at(g, v, e));
+      for (std::size_t j = 0; j < B; ++j)
+        acc[j] = combine(acc[j], x_.template vector<Inner>(i + j * w));
+    }
+    for (std::size_t j = 0; j < B; ++j) acc[j].store_unaligned(out + i + j * w);
+  }
+
+  // The mean's division, as aggregate_mean does it (the same bits); max's empty rows are 0.
+  void finish(std::size_t in) {
+    T* row = this->value_;
+    const std::size_t size = this->layout_.size;
+    if constexpr (K == reduction::mean) {
+      if (in > 1) {
+        const T scale = T(1) / static_cast<T>(in);
+        for (std::size_t i = 0; i < size; ++i) row[i] *= scale;
+      }
+    } else if constexpr (K == reduction::max) {
+      if (in == 0) std::fill(row, row + size, T(0));
+    }
+  }
+
+  X x_;
+};
+
+/// The sum over v's in-edges of softmax(s) x, one pass.
+template <class S, class X>
+class softmax_aggregation
+    : public aggregated<typename X::value_type,
+                        axes_union<typename X::axes_type, typename S::axes_type>> {
+  using T = typename X::value_type;
+  using Row = axes_union<typename X::axes_type, typename S::axes_type>;
+  using base = aggregated<T, Row>;
+  using Inner = inner_axis_of<Row>;
+  using V = simd::vec<T>;
+  // Scores the same at every inner index: one softmax per row, its weights splatted.
+  static constexpr bool scalar_scores = invariant_v<typename S::axes_type, Inner>;
+
+ public:
+  softmax_aggregation(S s, X x)
+      : base(layout_of<Row>(binary<mul_fn, S, X>(mul_fn{}, s, x))),
+        s_(std::move(s)),
+        x_(std::move(x)) {}
+
+  template <class G>
+  void for_each_aggregation(G&& g) {
+    s_.for_each_aggregation(g);
+    x_.for_each_aggregation(g);
+    g(*this);
+  }
+
+  void compute(const in_edges& g, std::size_t v) {
+    if (!this->owner_) return;
+    const auto begin = static_cast<std::size_t>(g.offsets[v]),
+               end = static_cast<std::size_t>(g.offsets[v + 1]);
+    const std::size_t n = inner_extent(this->layout_);
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      s_.template at_outer<Row>(idx);
+      x_.template at_outer<Row>(idx);
+      T* out = this->value_ + offset;
+      std::size_t i = 0;
+      if constexpr (!invariant_v<Row, Inner>) {
+        constexpr std::size_t w = simd::width<T>;
+        for (; i + block * w <= n; i += block * w) weigh<V, block>(g, v, begin, end, out, i);
+        for (; i + w <= n; i += w) weigh<V, 1>(g, v, begin, end, out, i);
+      }
+      for (; i < n; ++i) weigh<T, 1>(g, v, begin, end, out, i);
+    });
+  }
+
+ private:
+  template <class U>
+  U score(std::size_t i) const {
+    if constexpr (simd::is_vec_v<U>)
+      return s_.template vector<Inner>(i);
+    else
+      return s_.template scalar<Inner>(i);
+  }
+  template <class U>
+  U value(std::size_t i) const {
+    if constexpr (simd::is_vec_v<U>)
+      return x_.template vector<Inner>(i);
+    else
+      return x_.template scalar<Inner>(i);
+  }
+  template <class U>
+  static void store(const U& x, T* to) {
+    if constexpr (simd::is_vec_v<U>)
+      x.store_unaligned(to);
+    else
+      *to = x;
+  }
+
+  // B units (vectors, or one scalar) of the row from inner index i, over v's in-edges.
+  template <class U, std::size_t B>
+  void weigh(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* out,
+             std::size_t i) {
+    constexpr std::size_t w = simd::is_vec_v<U> ? simd::width<T> : 1;
+    constexpr T lowest = -std::numeric_limits<T>::infinity();
+    U acc[B];
+    for (U& a : acc) a = U(T(0));
+    if (begin == end) {
+      for (std::size_t j = 0; j < B; ++j) store(acc[j], out + i + j * w);
+      return;
+    }
+    if constexpr (scalar_scores) {
+      T most = lowest, total = 0;
+      for (std::size_t e = begin; e < end; ++e) {
+        const site at{v, static_cast<std::size_t>(g.sources[e]),
+                      static_cast<std::size_t>(g.ids[e])};
+        s_.template at_site<Inner>(at);
+        x_.template at_site<Inner>(at);
+        const T s = s_.template scalar<Inner>(0);
+        // A new maximum rescales what is summed so far; one exp per edge.
+        T scale = 1, p = 1;
+        if (s > most) {
+          scale = simd::exp(most - s);
+          most = s;
+        } else {
+          p = simd::exp(s - most);
+        }
+        total = total * scale + p;
+        const U sv(scale), pv(p);
+        for (std::size_t j = 0; j < B; ++j) acc[j] = acc[j] * sv + pv * value<U>(i + j * w);
+      }
+      const U inverse(T(1) / total);
+      for (std::size_t j = 0; j < B; ++j) store(acc[j] * inverse, out + i + j * w);
+    } else {
+      U most[B], total[B];
+      for (std::size_t j = 0; j < B; ++j) {
+        most[j] = U(lowest);
+        total[j] = U(T(0));
+      }
+      for (std::size_t e = begin; e < end; ++e) {
+        const site at{v, static_cast<std::size_t>(g.sources[e]),
+                      static_cast<std::size_t>(g.ids[e])};
+        s_.template at_site<Inner>(at);
+        x_.template at_site<Inner>(at);
+        for (std::size_t j = 0; j < B; ++j) {
+          const U s = score<U>(i + j * w);
+          const auto up = s > most[j];
+          const U d = if_then(up, most[j] - s, s - most[j]);
+          const U ex = simd::exp(d);
+          const U scale = if_then(up, ex, U(T(1))), p = if_then(up, U(T(1)), ex);
+          most[j] = if_then(up, s, most[j]);
+          total[j] = total[j] * scale + p;
+          acc[j] = acc[j] * scale + p * value<U>(i + j * w);
+        }
+      }
+      for (std::size_t j = 0; j < B; ++j) store(acc[j] * (U(T(1)) / total[j]), out + i + j * w);
+    }
+  }
+  template <class M, class U>
+  static U if_then(const M& m, const U& a, const U& b) {
+    if constexpr (simd::is_vec_v<U>)
+      return xsimd::select(m, a, b);
+    else
+      return m ? a : b;
+  }
+
+  S s_;
+  X x_;
+};
+
+template <class X>
+inline constexpr bool is_aggregation_v = false;
+template <reduction K, class X>
+inline constexpr bool is_aggregation_v<aggregation<K, X>> = true;
+template <class S, class X>
+inline constexpr bool is_aggregation_v<softmax_aggregation<S, X>> = true;
+
+template <class X>
+constexpr bool check_aggregated_scope() {
+  using S = typename X::scope;
+  // An error here means an aggregation over v's in-edges was given a per-node value.
+  static_assert(nax::detail::require<!std::is_same_v<S, node_scope>,
+                                     error::gnn_aggregation_of_a_per_node_value<S>>);
+  return true;
+}
+
+template <reduction K, class X>
+auto make_aggregation(X&& x) {
+  using value = std::remove_cvref_t<X>;
+  static_assert(check_aggregated_scope<value>());
+  return aggregation<K, value>(std::forward<X>(x));
+}
+
+}  // namespace detail
+
+/// The sum of x over v's in-edges (0 for a node without in-edges): a node value.
+template <detail::vertex_value X>
+auto sum(X&& x) {
+  return detail::make_aggregation<detail::reduction::sum>(std::forward<X>(x));
+}
+/// The mean of x over v's in-edges (0 without in-edges).
+template <detail::vertex_value X>
+auto mean(X&& x) {
+  return detail::make_aggregation<detail::reduction::mean>(std::forward<X>(x));
+}
+/// The largest x over v's in-edges (0 without in-edges).
+template <detail::vertex_value X>
+auto max(X&& x) {
+  return detail::make_aggregation<detail::reduction::max>(std::forward<X>(x));
+}
+/// The sum over v's in-edges of softmax(score) x, where the softmax is over v's in-edges (per
+/// score: scores over [head] weigh features over [head, feat] per head). One pass.
+template <detail::vertex_value S, detail::vertex_value X>
+auto softmax_sum(S&& score, X&& x) {
+  using SV = std::remove_cvref_t<S>;
+  using XV = std::remove_cvref_t<X>;
+  static_assert(detail::check_aggregated_scope<SV>() && detail::check_aggregated_scope<XV>());
+  return detail::softmax_aggregation<SV, XV>(std::forward<S>(score), std::forward<X>(x));
+}
+
+}  // namespace nax::gnn

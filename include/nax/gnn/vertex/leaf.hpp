@@ -1,0 +1,193 @@
+#pragma once
+// The leaves of a vertex program, and the evaluation protocol every value follows.
+//
+// A value has feature axes (axes_type: the named axes other than the node axis) and is read at
+// positions of a *stage*: the loop over the feature axes `Out` of the aggregation or the result
+// being computed, the last of them (`Inner`) run in SIMD vectors. A value evaluates in three
+// steps, so that work is done once where it can be:
+//
+//   at_outer<Out>(idx)  once per row of the stage (idx: the indices of Out's outer axes);
+//   at_site<Inner>(s)   once per in-edge s (destination, source, edge id);
+//   scalar<Inner>(i) / vector<Inner>(i)   the value at inner index i, or at lanes i.. .
+//
+// A value without the Inner axis is the same at every inner index: it is computed once per site,
+// as a scalar, and splatted (an attention weight per head, say, multiplying a row of features).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <nax/core/axis.hpp>
+#include <nax/core/axis_list.hpp>
+#include <nax/gnn/vertex/scope.hpp>
+#include <nax/simd/arch.hpp>
+
+namespace nax::gnn::detail {
+
+namespace mp = boost::mp11;
+
+/// The base of every value of a vertex program (leaves, ops, aggregations).
+struct vertex_value_tag {};
+template <class X>
+inline constexpr bool is_vertex_value_v = std::is_base_of_v<vertex_value_tag, X>;
+
+/// Where a value is read: destination v, the in-edge's source u and its position in the edge
+/// lists given to csr::from_edges.
+struct site {
+  std::size_t v = 0, u = 0, edge = 0;
+};
+
+/// The Inner axis of a stage over no axes (a value per node): no value has it.
+using no_inner = nax::axis<"(no axis)">;
+
+template <class Out>
+using inner_axis_of = mp::mp_eval_if_c<mp::mp_empty<Out>::value, no_inner, mp::mp_back, Out>;
+
+/// Whether a value over axes Row is the same at every inner index of a stage.
+template <class Row, class Inner>
+inline constexpr bool invariant_v = !axes_contains_v<Row, Inner>;
+
+/// A row of values over axes Row, row-major, and how a stage over other axes reads it: an axis
+/// of the stage that the row lacks is broadcast (stride 0).
+template <class Row>
+struct row_layout {
+  static constexpr std::size_t rank = mp::mp_size<Row>::value;
+  std::array<std::size_t, (rank > 0 ? rank : 1)> extent{}, stride{};
+  std::size_t size = 1;
+
+  row_layout() = default;
+  explicit row_layout(const std::array<std::size_t, (rank > 0 ? rank : 1)>& e) : extent(e) {
+    for (std::size_t k = rank; k-- > 0;) {
+      stride[k] = size;
+      size *= extent[k];
+    }
+  }
+
+  template <class A>
+  std::size_t extent_of() const {
+    return extent[axes_index_of_v<Row, A>];
+  }
+
+  /// The offset of the row of a stage over Out whose outer indices are idx.
+  template <class Out>
+  std::size_t outer_offset(const std::size_t* idx) const {
+    std::size_t off = 0;
+    constexpr std::size_t outer = mp::mp_size<Out>::value > 0 ? mp::mp_size<Out>::value - 1 : 0;
+    mp::mp_for_each<mp::mp_iota_c<outer>>([&](auto j) {
+      using A = mp::mp_at_c<Out, decltype(j)::value>;
+      if constexpr (axes_contains_v<Row, A>) off += idx[j] * stride[axes_index_of_v<Row, A>];
+    });
+    return off;
+  }
+
+  /// The stride of the stage's inner axis in this row (1 when it is the row's last axis).
+  template <class Inner>
+  std::size_t inner_stride() const {
+    return stride[axes_index_of_v<Row, Inner>];
+  }
+};
+
+/// Reads of row r (the values of a row_layout L) at inner index i of a stage.
+template <class Inner, class T, class Row>
+T read_scalar(const T* r, const row_layout<Row>& l, std::size_t i) {
+  if constexpr (invariant_v<Row, Inner>)
+    return r[0];
+  else if constexpr (axes_index_of_v<Row, Inner> + 1 == row_layout<Row>::rank)
+    return r[i];
+  else
+    return r[i * l.template inner_stride<Inner>()];
+}
+
+template <class Inner, class T, class Row>
+simd::vec<T> read_vector(const T* r, const row_layout<Row>& l, std::size_t i) {
+  using V = simd::vec<T>;
+  if constexpr (invariant_v<Row, Inner>) {
+    return V(r[0]);
+  } else if constexpr (axes_index_of_v<Row, Inner> + 1 == row_layout<Row>::rank) {
+    return V::load_unaligned(r + i);
+  } else {
+    alignas(sizeof(V)) T lanes[simd::width<T>];
+    const std::size_t s = l.template inner_stride<Inner>();
+    for (std::size_t k = 0; k < simd::width<T>; ++k) lanes[k] = r[(i + k) * s];
+    return V::load_aligned(lanes);
+  }
+}
+
+/// A value read from memory: a node's row (v's own, or the source's), an edge's row, or a
+/// parameter (the same row everywhere).
+template <class Scope, class T, class Row>
+class leaf : public vertex_value_tag {
+ public:
+  using scope = Scope;
+  using value_type = T;
+  using axes_type = Row;
+
+  leaf(const T* base, row_layout<Row> layout) : base_(base), layout_(layout) {}
+
+  template <class A>
+  std::size_t extent() const {
+    return layout_.template extent_of<A>();
+  }
+  template <class Out>
+  void at_outer(const std::size_t* idx) {
+    outer_ = layout_.template outer_offset<Out>(idx);
+  }
+  template <class Inner>
+  void at_site(const site& s) {
+    std::size_t index = 0;
+    if constexpr (std::is_same_v<Scope, node_scope>) index = s.v;
+    if constexpr (std::is_same_v<Scope, source_scope>) index = s.u;
+    if constexpr (std::is_same_v<Scope, edge_scope>) index = s.edge;
+    row_ = base_ + index * layout_.size + outer_;
+  }
+  template <class Inner>
+  T scalar(std::size_t i) const {
+    return read_scalar<Inner>(row_, layout_, i);
+  }
+  template <class Inner>
+  simd::vec<T> vector(std::size_t i) const {
+    return read_vector<Inner>(row_, layout_, i);
+  }
+  template <class F>
+  void for_each_aggregation(F&&) {}
+
+ private:
+  const T* base_;
+  row_layout<Row> layout_;
+  std::size_t outer_ = 0;
+  const T* row_ = nullptr;
+};
+
+/// A constant.
+template <class T>
+class constant : public vertex_value_tag {
+ public:
+  using scope = param_scope;
+  using value_type = T;
+  using axes_type = nax::axes<>;
+
+  explicit constant(T value) : value_(value) {}
+
+  template <class Out>
+  void at_outer(const std::size_t*) {}
+  template <class Inner>
+  void at_site(const site&) {}
+  template <class Inner>
+  T scalar(std::size_t) const {
+    return value_;
+  }
+  template <class Inner>
+  simd::vec<T> vector(std::size_t) const {
+    return simd::vec<T>(value_);
+  }
+  template <class F>
+  void for_each_aggregation(F&&) {}
+
+ private:
+  T value_;
+};
+
+}  // namespace nax::gnn::detail
