@@ -29,12 +29,13 @@ namespace detail {
 
 enum class edge_weight { one, mean, gcn };
 
-// The sum over edges [begin, end) of w(e) x[sources[e]] (rows of f), into row (which it sets):
-// vectors of the row are summed in registers, up to `block` at a time, each over all the edges,
-// so that a row is written once, not once per edge. Every element is summed in edge order.
+// The sum over edges [begin, end) of w(e) x[sources[e]] (rows of f, `stride` apart: a head's
+// slice of [node, head, feat] rows too), into row (which it sets): vectors of the row are summed
+// in registers, up to `block` at a time, each over all the edges, so that a row is written once,
+// not once per edge. Every element is summed in edge order.
 template <class T, class Weight>
-void sum_rows(T* row, const T* x, std::size_t f, std::span<const std::int32_t> sources,
-              std::size_t begin, std::size_t end, Weight w) {
+void sum_rows(T* row, const T* x, std::size_t f, std::size_t stride,
+              std::span<const std::int32_t> sources, std::size_t begin, std::size_t end, Weight w) {
   using V = simd::vec<T>;
   constexpr std::size_t lanes = simd::width<T>, block = 8;
   std::size_t i = 0;
@@ -42,7 +43,7 @@ void sum_rows(T* row, const T* x, std::size_t f, std::span<const std::int32_t> s
     V acc[block];
     for (V& a : acc) a = V(T(0));
     for (std::size_t e = begin; e < end; ++e) {
-      const T* from = x + static_cast<std::size_t>(sources[e]) * f + i;
+      const T* from = x + static_cast<std::size_t>(sources[e]) * stride + i;
       const V we(w(e));
       for (std::size_t j = 0; j < block; ++j)
         acc[j] = acc[j] + we * V::load_unaligned(from + j * lanes);
@@ -52,13 +53,14 @@ void sum_rows(T* row, const T* x, std::size_t f, std::span<const std::int32_t> s
   for (; i + lanes <= f; i += lanes) {
     V acc(T(0));
     for (std::size_t e = begin; e < end; ++e)
-      acc = acc + V(w(e)) * V::load_unaligned(x + static_cast<std::size_t>(sources[e]) * f + i);
+      acc =
+          acc + V(w(e)) * V::load_unaligned(x + static_cast<std::size_t>(sources[e]) * stride + i);
     acc.store_unaligned(row + i);
   }
   for (; i < f; ++i) {
     T acc = 0;
     for (std::size_t e = begin; e < end; ++e)
-      acc = acc + w(e) * x[static_cast<std::size_t>(sources[e]) * f + i];
+      acc = acc + w(e) * x[static_cast<std::size_t>(sources[e]) * stride + i];
     row[i] = acc;
   }
 }
@@ -87,13 +89,13 @@ tensor<T, node, Axes...> aggregate(const char* op, const csr& g,
       const std::size_t in = end - begin;
       if constexpr (Weight == edge_weight::gcn) {
         const double in_part = static_cast<double>(std::max<std::size_t>(1, in));
-        sum_rows(row, x, f, sources, begin, end, [&](std::size_t e) {
+        sum_rows(row, x, f, f, sources, begin, end, [&](std::size_t e) {
           const auto u = static_cast<std::size_t>(sources[e]);
           const double out_part = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u)));
           return static_cast<T>(1 / std::sqrt(out_part * in_part));
         });
       } else {
-        sum_rows(row, x, f, sources, begin, end, [](std::size_t) { return T(1); });
+        sum_rows(row, x, f, f, sources, begin, end, [](std::size_t) { return T(1); });
       }
       if constexpr (Weight == edge_weight::mean)
         if (in > 1) {

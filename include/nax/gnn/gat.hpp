@@ -48,6 +48,39 @@ void rescale_add(T* row, T scale, T p, const T* x, std::size_t f) {
   for (; i < f; ++i) row[i] = row[i] * scale + p * x[i];
 }
 
+// nax::shape_error, naming `op`, unless a_src and a_dst are h's heads × features.
+template <class T, class Head, class Feat>
+void check_attention(const char* op, const tensor<T, node, Head, Feat>& h,
+                     const tensor<T, Head, Feat>& a_src, const tensor<T, Head, Feat>& a_dst) {
+  const std::size_t heads = h.template extent<Head>(), f = h.template extent<Feat>();
+  if (a_src.template extent<Head>() != heads || a_dst.template extent<Head>() != heads ||
+      a_src.template extent<Feat>() != f || a_dst.template extent<Feat>() != f)
+    nax::detail::throw_shape_error("nax::gnn::", op, ": h has ", heads, " heads of ", f,
+                                   " features; a_src and a_dst must be ", heads, " × ", f);
+}
+
+// The scores' halves, per node and head (index u * heads + k): <h[u], a_src> and <h[u], a_dst>.
+// The backward computes them the same way, so that its scores are the forward's bit for bit.
+template <class T, class Head, class Feat>
+void score_halves(const tensor<T, node, Head, Feat>& h, const tensor<T, Head, Feat>& a_src,
+                  const tensor<T, Head, Feat>& a_dst, std::vector<double>& src_half,
+                  std::vector<double>& dst_half) {
+  const std::size_t n = h.template extent<node>(), heads = h.template extent<Head>(),
+                    f = h.template extent<Feat>();
+  src_half.assign(n * heads, 0.0);
+  dst_half.assign(n * heads, 0.0);
+  const T* x = h.data();
+  parallel_for(0, n, std::max<std::size_t>(1, 2048 / std::max<std::size_t>(1, heads * f)),
+               [&](std::size_t lo, std::size_t hi) {
+                 for (std::size_t u = lo; u < hi; ++u)
+                   for (std::size_t k = 0; k < heads; ++k) {
+                     const T* row = x + (u * heads + k) * f;
+                     src_half[u * heads + k] = dot_row(row, a_src.data() + k * f, f);
+                     dst_half[u * heads + k] = dot_row(row, a_dst.data() + k * f, f);
+                   }
+               });
+}
+
 }  // namespace detail
 
 /// Graph attention over g: h over [node, Head, Feat], a_src and a_dst over [Head, Feat] (see the
@@ -58,25 +91,13 @@ tensor<T, node, Head, Feat> gat(const csr& g, const tensor<T, node, Head, Feat>&
                                 const tensor<T, Head, Feat>& a_dst, T negative_slope) {
   const std::size_t n = h.template extent<node>();
   g.check_nodes("gat", n);
+  detail::check_attention("gat", h, a_src, a_dst);
   const std::size_t heads = h.template extent<Head>(), f = h.template extent<Feat>();
-  if (a_src.template extent<Head>() != heads || a_dst.template extent<Head>() != heads ||
-      a_src.template extent<Feat>() != f || a_dst.template extent<Feat>() != f)
-    nax::detail::throw_shape_error("nax::gnn::gat: h has ", heads, " heads of ", f,
-                                   " features; a_src and a_dst must be ", heads, " × ", f);
   tensor<T, node, Head, Feat> out = zeros_like(h);
   if (h.size() == 0) return out;
-  // The scores' halves: per node and head, <h[u], a_src> and <h[v], a_dst>.
-  std::vector<double> src_half(n * heads), dst_half(n * heads);
+  std::vector<double> src_half, dst_half;
+  detail::score_halves(h, a_src, a_dst, src_half, dst_half);
   const T* x = h.data();
-  parallel_for(0, n, std::max<std::size_t>(1, 2048 / (heads * f)),
-               [&](std::size_t lo, std::size_t hi) {
-                 for (std::size_t u = lo; u < hi; ++u)
-                   for (std::size_t k = 0; k < heads; ++k) {
-                     const T* row = x + (u * heads + k) * f;
-                     src_half[u * heads + k] = detail::dot_row(row, a_src.data() + k * f, f);
-                     dst_half[u * heads + k] = detail::dot_row(row, a_dst.data() + k * f, f);
-                   }
-               });
   const std::span<const std::int64_t> offsets = g.offsets();
   const std::span<const std::int32_t> sources = g.sources();
   T* y = out.data();

@@ -1,0 +1,217 @@
+#pragma once
+// nax::gnn::gat_grad: the VJP of nax::gnn::gat (gnn/gat.hpp). Per head, with s_uv the score
+// before the leaky ReLU, e_uv after it, alpha_uv the softmax over v's in-edges and dout the
+// output's cotangent:
+//
+//   dalpha_uv = <dout[v], h[u]>
+//   ds_uv     = alpha_uv (dalpha_uv - sum over u' -> v of alpha_u'v dalpha_u'v) (s_uv > 0 ? 1 :
+//               slope)
+//   dh[u]     = sum over u -> v of alpha_uv dout[v] + (sum over u -> v of ds_uv) a_src
+//                                                   + (sum over w -> u of ds_wu) a_dst
+//   da_src    = sum over u of (sum over u -> v of ds_uv) h[u]
+//   da_dst    = sum over v of (sum over u -> v of ds_uv) h[v]
+//
+// Three passes: over the destinations (the softmax's maximum and sum, and ds per edge and head,
+// the one O(edges × heads) buffer), over the sources through the transpose (dh: each row one
+// thread's, alpha recomputed from the saved maximum and sum), and over fixed blocks of nodes for
+// da_src and da_dst (partials added in block order). Scores are in double, as in the forward,
+// and no sum depends on the thread count: the same bits on any thread count.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <nax/core/shape_error.hpp>
+#include <nax/exec/thread_pool.hpp>
+#include <nax/gnn/aggregate.hpp>
+#include <nax/gnn/csr.hpp>
+#include <nax/gnn/gat.hpp>
+#include <nax/typed/creation.hpp>
+#include <nax/typed/tensor.hpp>
+
+namespace nax::gnn {
+
+/// gat's gradients with respect to h, a_src and a_dst.
+template <class T, class Head, class Feat>
+struct gat_grads {
+  tensor<T, node, Head, Feat> h;
+  tensor<T, Head, Feat> a_src, a_dst;
+};
+
+namespace detail {
+
+// <x, y> over f entries in double, four running sums (a dependency chain a quarter as long as
+// dot_row's: this one runs once per edge, not per node).
+template <class T>
+double dot_rows4(const T* x, const T* y, std::size_t f) {
+  double s[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= f; i += 4)
+    for (std::size_t j = 0; j < 4; ++j) s[j] += double(x[i + j]) * double(y[i + j]);
+  for (; i < f; ++i) s[0] += double(x[i]) * double(y[i]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+}  // namespace detail
+
+/// The VJP of gat(g, h, a_src, a_dst, negative_slope) for the cotangent dout of its output (see
+/// the file comment). nax::shape_error, naming what does not fit, if h's node extent is not g's
+/// node count, a_src or a_dst are not h's heads × features, or dout's extents are not h's.
+template <class T, class Head, class Feat>
+gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat>& h,
+                                  const tensor<T, Head, Feat>& a_src,
+                                  const tensor<T, Head, Feat>& a_dst, T negative_slope,
+                                  const tensor<T, node, Head, Feat>& dout) {
+  const std::size_t n = h.template extent<node>();
+  g.check_nodes("gat_grad", n);
+  detail::check_attention("gat_grad", h, a_src, a_dst);
+  const std::size_t heads = h.template extent<Head>(), f = h.template extent<Feat>();
+  if (dout.template extent<node>() != n)
+    nax::detail::throw_shape_error("nax::gnn::gat_grad: dout has ", dout.template extent<node>(),
+                                   " nodes, the graph ", n);
+  if (dout.template extent<Head>() != heads || dout.template extent<Feat>() != f)
+    nax::detail::throw_shape_error("nax::gnn::gat_grad: dout has ", dout.template extent<Head>(),
+                                   " heads of ", dout.template extent<Feat>(), " features, h ",
+                                   heads, " of ", f);
+  gat_grads<T, Head, Feat> grads{zeros_like(h), zeros_like(a_src), zeros_like(a_dst)};
+  if (h.size() == 0) return grads;
+
+  std::vector<double> src_half, dst_half;
+  detail::score_halves(h, a_src, a_dst, src_half, dst_half);
+  const double slope = static_cast<double>(negative_slope);
+  auto score = [&](std::size_t u, std::size_t v, std::size_t k) {
+    const double s = src_half[u * heads + k] + dst_half[v * heads + k];
+    return s > 0 ? s : s * slope;  // the forward's expression: the same bits
+  };
+  const T* x = h.data();
+  const T* dy = dout.data();
+  const std::size_t hf = heads * f;
+  const std::size_t grain =
+      std::max<std::size_t>(1, 2048 / std::max<std::size_t>(1, hf * (1 + g.num_edges() / n)));
+
+  // Pass 1, per destination v and head k: the softmax's maximum and sum (kept for pass 2), ds of
+  // each in-edge (by edge id, the numbering both groupings share) and their sum, the
+  // coefficient of a_dst in dh[v].
+  std::vector<double> ds(g.num_edges() * heads);
+  std::vector<double> most(n * heads, 0.0), total(n * heads, 0.0), in_sum(n * heads, 0.0);
+  {
+    const std::span<const std::int64_t> offsets = g.offsets();
+    const std::span<const std::int32_t> sources = g.sources(), ids = g.edge_ids();
+    parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
+      std::vector<double> p;  // per in-edge of one destination: exp(e - max)
+      for (std::size_t v = lo; v < hi; ++v) {
+        const auto begin = static_cast<std::size_t>(offsets[v]),
+                   end = static_cast<std::size_t>(offsets[v + 1]);
+        if (begin == end) continue;
+        p.resize(end - begin);
+        for (std::size_t k = 0; k < heads; ++k) {
+          double m = -std::numeric_limits<double>::infinity();
+          for (std::size_t e = begin; e < end; ++e)
+            m = std::max(m, score(static_cast<std::size_t>(sources[e]), v, k));
+          // dalpha into ds for now; c = sum of alpha dalpha, alpha's normalization applied last.
+          const T* dv = dy + v * hf + k * f;
+          double z = 0, c = 0;
+          for (std::size_t e = begin; e < end; ++e) {
+            const auto u = static_cast<std::size_t>(sources[e]);
+            const double pe = std::exp(score(u, v, k) - m);
+            const double da = detail::dot_rows4(dv, x + u * hf + k * f, f);
+            p[e - begin] = pe;
+            ds[static_cast<std::size_t>(ids[e]) * heads + k] = da;
+            z += pe;
+            c += pe * da;
+          }
+          c /= z;
+          double sum = 0;
+          for (std::size_t e = begin; e < end; ++e) {
+            const auto u = static_cast<std::size_t>(sources[e]);
+            double& d = ds[static_cast<std::size_t>(ids[e]) * heads + k];
+            const double s = src_half[u * heads + k] + dst_half[v * heads + k];
+            d = p[e - begin] / z * (d - c) * (s > 0 ? 1.0 : slope);
+            sum += d;
+          }
+          most[v * heads + k] = m;
+          total[v * heads + k] = z;
+          in_sum[v * heads + k] = sum;
+        }
+      }
+    });
+  }
+
+  // Pass 2, per source u and head k, over its out-edges u -> v: dh[u] (alpha_uv dout[v] summed
+  // in registers as the aggregations do, then the two a terms) and the sum of ds, the
+  // coefficient of a_src.
+  std::vector<double> out_sum(n * heads, 0.0);
+  {
+    const csr& t = g.transpose();
+    const std::span<const std::int64_t> offsets = t.offsets();
+    const std::span<const std::int32_t> dests = t.sources(), ids = t.edge_ids();
+    T* dh = grads.h.data();
+    parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
+      std::vector<T> alpha;  // per out-edge of one source
+      for (std::size_t u = lo; u < hi; ++u) {
+        const auto begin = static_cast<std::size_t>(offsets[u]),
+                   end = static_cast<std::size_t>(offsets[u + 1]);
+        alpha.resize(end - begin);
+        for (std::size_t k = 0; k < heads; ++k) {
+          double sum = 0;
+          for (std::size_t e = begin; e < end; ++e) {
+            const auto v = static_cast<std::size_t>(dests[e]);
+            alpha[e - begin] = static_cast<T>(std::exp(score(u, v, k) - most[v * heads + k]) /
+                                              total[v * heads + k]);
+            sum += ds[static_cast<std::size_t>(ids[e]) * heads + k];
+          }
+          T* row = dh + u * hf + k * f;
+          detail::sum_rows(row, dy + k * f, f, hf, dests, begin, end,
+                           [&](std::size_t e) { return alpha[e - begin]; });
+          const T* as = a_src.data() + k * f;
+          const T* ad = a_dst.data() + k * f;
+          const double to_dst = in_sum[u * heads + k];
+          for (std::size_t i = 0; i < f; ++i)
+            row[i] = static_cast<T>(double(row[i]) + sum * double(as[i]) + to_dst * double(ad[i]));
+          out_sum[u * heads + k] = sum;
+        }
+      }
+    });
+  }
+
+  // Pass 3: da_src = sum over u of out_sum[u] h[u], da_dst = sum over v of in_sum[v] h[v], in
+  // double, per block of nodes; the blocks depend on n alone and are added in order.
+  {
+    constexpr std::size_t most_blocks = 256, least_nodes = 64;
+    const std::size_t per_block = std::max(least_nodes, (n + most_blocks - 1) / most_blocks);
+    const std::size_t blocks = (n + per_block - 1) / per_block;
+    std::vector<double> partial(blocks * 2 * hf, 0.0);
+    parallel_for(0, blocks, std::max<std::size_t>(1, 4096 / (per_block * hf)),
+                 [&](std::size_t lo, std::size_t hi) {
+                   for (std::size_t b = lo; b < hi; ++b) {
+                     double* ps = partial.data() + b * 2 * hf;
+                     double* pd = ps + hf;
+                     for (std::size_t u = b * per_block; u < std::min(n, (b + 1) * per_block); ++u)
+                       for (std::size_t k = 0; k < heads; ++k) {
+                         const double cs = out_sum[u * heads + k], cd = in_sum[u * heads + k];
+                         const T* row = x + u * hf + k * f;
+                         for (std::size_t i = 0; i < f; ++i) {
+                           ps[k * f + i] += cs * double(row[i]);
+                           pd[k * f + i] += cd * double(row[i]);
+                         }
+                       }
+                   }
+                 });
+    for (std::size_t j = 0; j < hf; ++j) {
+      double s = 0, d = 0;
+      for (std::size_t b = 0; b < blocks; ++b) {
+        s += partial[b * 2 * hf + j];
+        d += partial[b * 2 * hf + hf + j];
+      }
+      grads.a_src.data()[j] = static_cast<T>(s);
+      grads.a_dst.data()[j] = static_cast<T>(d);
+    }
+  }
+  return grads;
+}
+
+}  // namespace nax::gnn
