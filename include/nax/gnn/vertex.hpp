@@ -5,6 +5,7 @@
 // See docs/gnn.md.
 
 #include <nax/gnn/vertex/aggregation.hpp>
+#include <nax/gnn/vertex/gradient.hpp>
 #include <nax/gnn/vertex/ops.hpp>
 #include <nax/gnn/vertex/program.hpp>
 #include <nax/gnn/vertex/scope.hpp>

@@ -20,8 +20,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -41,6 +43,11 @@ struct in_edges {
   const std::int32_t* sources;
   const std::int32_t* ids;
 };
+
+/// In-edge e (a position in the csr) of destination v.
+inline site site_of(const in_edges& g, std::size_t v, std::size_t e) {
+  return {v, static_cast<std::size_t>(g.sources[e]), static_cast<std::size_t>(g.ids[e])};
+}
 
 inline std::uint64_t new_aggregation_id() {
   static std::atomic<std::uint64_t> next{1};
@@ -102,8 +109,9 @@ class aggregated : public vertex_value_tag {
     outer_ = layout_.template outer_offset<Out>(idx);
   }
   template <class Inner>
-  void at_site(const site&) {
-    row_ = value_ + outer_;
+  void at_site(const site& s) {
+    row_ = value_ + s.v * per_node_ + outer_;
+    if (grad_) grad_row_ = grad_ + s.v * per_node_ + outer_;
   }
   template <class Inner>
   T scalar(std::size_t i) const {
@@ -114,24 +122,50 @@ class aggregated : public vertex_value_tag {
     return read_vector<Inner>(row_, layout_, i);
   }
 
+  // The backward (leaf.hpp): cotangents of the value, into the rows of grad_into.
+  template <class Inner>
+  void pull(std::size_t i, const simd::vec<T>& cot) {
+    if (grad_) add_vector<Inner>(grad_row_, layout_, i, cot);
+  }
+  template <class Inner>
+  void pull_scalar(std::size_t i, T cot) {
+    if (grad_) add_scalar<Inner>(grad_row_, layout_, i, cot);
+  }
+  void accumulate(T cot) {
+    if (grad_) *grad_row_ += cot;
+  }
+  template <class Inner>
+  void flush() {}
+
   std::uint64_t id() const { return id_; }
   std::size_t size() const { return layout_.size; }
-  /// Where this thread keeps the value; `owner` false: a copy whose twin computes it.
-  void keep_in(T* value, bool owner) {
+  /// Where the value is kept: v's row at value + v × per_node (per_node 0: one row, the current
+  /// destination's). `owner` false: a copy whose twin computes it.
+  void keep_in(T* value, std::size_t per_node, bool owner) {
     value_ = value;
+    per_node_ = per_node;
     owner_ = owner;
   }
-  T* value() const { return value_; }
+  /// Where the cotangents of the value are added (rows as the value's); nullptr: nowhere.
+  void grad_into(T* g) { grad_ = g; }
+  /// Where the backward reads the value's cotangents from (rows as the value's).
+  void cotangents_in(const T* c) { cot_ = c; }
 
  protected:
+  T* row_of(std::size_t v) const { return value_ + v * per_node_; }
+
   row_layout<Row> layout_;
   std::uint64_t id_;
   T* value_ = nullptr;
+  std::size_t per_node_ = 0;
   bool owner_ = true;
+  T* grad_ = nullptr;
+  const T* cot_ = nullptr;
 
  private:
   std::size_t outer_ = 0;
   const T* row_ = nullptr;
+  T* grad_row_ = nullptr;
 };
 
 enum class reduction { sum, mean, max };
@@ -156,8 +190,55 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
     x_.for_each_aggregation(g);
     g(*this);
   }
+  template <class G>
+  void for_each_aggregation_reversed(G&& g) {
+    g(*this);
+    x_.for_each_aggregation_reversed(g);
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    x_.for_each_leaf(g);
+  }
 
-  /// This stage at destination v: its row in value().
+  /// Memory the backward keeps per node (max: the edge each value came from).
+  void prepare_backward(std::size_t nodes) {
+    if constexpr (K == reduction::max)
+      argmax_ = std::make_shared<std::vector<std::int64_t>>(nodes * this->layout_.size);
+  }
+  /// The backward at destination v: its cotangent to x on each in-edge (x's leaves that add in
+  /// this pass do).
+  void backward_dst(const in_edges& g, std::size_t v) {
+    if (!this->owner_) return;
+    const auto begin = static_cast<std::size_t>(g.offsets[v]),
+               end = static_cast<std::size_t>(g.offsets[v + 1]);
+    if constexpr (K == reduction::max) find_argmax(g, v, begin, end);
+    for (std::size_t e = begin; e < end; ++e) backward_edge(site_of(g, v, e), end - begin);
+  }
+  /// The same for one in-edge s of a destination with `in` in-edges.
+  void backward_edge(const site& s, std::size_t in) {
+    if (!this->owner_) return;
+    const std::size_t size = this->layout_.size, n = inner_extent(this->layout_);
+    const T* cot = this->cot_ + s.v * size;
+    const T scale = K == reduction::mean && in > 1 ? T(1) / static_cast<T>(in) : T(1);
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      x_.template at_outer<Row>(idx);
+      x_.template at_site<Inner>(s);
+      const T* c = cot + offset;
+      std::size_t i = 0;
+      if constexpr (K != reduction::max && !invariant_v<Row, Inner>)
+        for (constexpr std::size_t w = simd::width<T>; i + w <= n; i += w)
+          push<Inner>(x_, i, V::load_unaligned(c + i) * V(scale));
+      for (; i < n; ++i) {
+        if constexpr (K == reduction::max) {
+          const std::int64_t from = (*argmax_)[s.v * size + offset + i];
+          push<Inner>(x_, i, from == static_cast<std::int64_t>(s.edge) ? c[i] : T(0));
+        } else {
+          push<Inner>(x_, i, c[i] * scale);
+        }
+      }
+      x_.template flush<Inner>();
+    });
+  }
   void compute(const in_edges& g, std::size_t v) {
     if (!this->owner_) return;
     const auto begin = static_cast<std::size_t>(g.offsets[v]),
@@ -165,7 +246,7 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
     const std::size_t n = inner_extent(this->layout_);
     for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
       x_.template at_outer<Row>(idx);
-      T* out = this->value_ + offset;
+      T* out = this->row_of(v) + offset;
       std::size_t i = 0;
       if constexpr (!invariant_v<Row, Inner>) {
         constexpr std::size_t w = simd::width<T>;
@@ -175,19 +256,16 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
       for (; i < n; ++i) {
         T acc = start();
         for (std::size_t e = begin; e < end; ++e) {
-          x_.template at_site<Inner>(at(g, v, e));
+          x_.template at_site<Inner>(site_of(g, v, e));
           acc = combine(acc, x_.template scalar<Inner>(i));
         }
         out[i] = acc;
       }
     });
-    finish(end - begin);
+    finish(this->row_of(v), end - begin);
   }
 
  private:
-  static site at(const in_edges& g, std::size_t v, std::size_t e) {
-    return {v, static_cast<std::size_t>(g.sources[e]), static_cast<std::size_t>(g.ids[e])};
-  }
   static T start() { return K == reduction::max ? -std::numeric_limits<T>::infinity() : T(0); }
   template <class U>
   static U combine(const U& acc, const U& x) {
@@ -208,16 +286,33 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
     V acc[B];
     for (V& a : acc) a = V(start());
     for (std::size_t e = begin; e < end; ++e) {
-      x_.template at_site<Inner>(at(g, v, e));
+      x_.template at_site<Inner>(site_of(g, v, e));
       for (std::size_t j = 0; j < B; ++j)
         acc[j] = combine(acc[j], x_.template vector<Inner>(i + j * w));
     }
     for (std::size_t j = 0; j < B; ++j) acc[j].store_unaligned(out + i + j * w);
   }
 
+  // Per value of v's row, the first in-edge whose x is the maximum (or -1: NaN).
+  void find_argmax(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end) {
+    const std::size_t size = this->layout_.size, n = inner_extent(this->layout_);
+    std::int64_t* from = argmax_->data() + v * size;
+    const T* most = this->row_of(v);
+    std::fill(from, from + size, std::int64_t{-1});
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      x_.template at_outer<Row>(idx);
+      for (std::size_t e = begin; e < end; ++e) {
+        const site s = site_of(g, v, e);
+        x_.template at_site<Inner>(s);
+        for (std::size_t i = 0; i < n; ++i)
+          if (from[offset + i] < 0 && x_.template scalar<Inner>(i) == most[offset + i])
+            from[offset + i] = static_cast<std::int64_t>(s.edge);
+      }
+    });
+  }
+
   // The mean's division, as aggregate_mean does it (the same bits); max's empty rows are 0.
-  void finish(std::size_t in) {
-    T* row = this->value_;
+  void finish(T* row, std::size_t in) {
     const std::size_t size = this->layout_.size;
     if constexpr (K == reduction::mean) {
       if (in > 1) {
@@ -230,6 +325,7 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
   }
 
   X x_;
+  std::shared_ptr<std::vector<std::int64_t>> argmax_;  // per node and value, for the backward
 };
 
 /// The sum over v's in-edges of softmax(s) x, one pass.
@@ -257,6 +353,77 @@ class softmax_aggregation
     x_.for_each_aggregation(g);
     g(*this);
   }
+  template <class G>
+  void for_each_aggregation_reversed(G&& g) {
+    g(*this);
+    x_.for_each_aggregation_reversed(g);
+    s_.for_each_aggregation_reversed(g);
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    s_.for_each_leaf(g);
+    x_.for_each_leaf(g);
+  }
+
+  /// Memory the backward keeps per node: each value's softmax maximum and sum.
+  void prepare_backward(std::size_t nodes) {
+    stats_ = std::make_shared<std::vector<T>>(2 * nodes * this->layout_.size);
+  }
+  /// The backward at destination v (see backward_edge), after the softmax's maximum and sum.
+  void backward_dst(const in_edges& g, std::size_t v) {
+    if (!this->owner_) return;
+    const auto begin = static_cast<std::size_t>(g.offsets[v]),
+               end = static_cast<std::size_t>(g.offsets[v + 1]);
+    const std::size_t size = this->layout_.size, n = inner_extent(this->layout_);
+    T* most = stats_->data() + 2 * v * size;
+    T* total = most + size;
+    std::fill(most, most + size, -std::numeric_limits<T>::infinity());
+    std::fill(total, total + size, T(0));
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      s_.template at_outer<Row>(idx);
+      for (std::size_t e = begin; e < end; ++e) {
+        s_.template at_site<Inner>(site_of(g, v, e));
+        for (std::size_t i = 0; i < n; ++i)
+          most[offset + i] = std::max(most[offset + i], s_.template scalar<Inner>(i));
+      }
+      for (std::size_t e = begin; e < end; ++e) {
+        s_.template at_site<Inner>(site_of(g, v, e));
+        for (std::size_t i = 0; i < n; ++i)
+          total[offset + i] += simd::exp(s_.template scalar<Inner>(i) - most[offset + i]);
+      }
+    });
+    for (std::size_t e = begin; e < end; ++e) backward_edge(site_of(g, v, e), end - begin);
+  }
+  /// On in-edge s of v, with a = softmax(s) there and out v's value: x gets a × cot, and the
+  /// score a × cot × (x - out).
+  void backward_edge(const site& at, std::size_t) {
+    if (!this->owner_) return;
+    const std::size_t size = this->layout_.size, n = inner_extent(this->layout_);
+    const T* cot = this->cot_ + at.v * size;
+    const T* out = this->row_of(at.v);
+    const T* most = stats_->data() + 2 * at.v * size;
+    const T* total = most + size;
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      s_.template at_outer<Row>(idx);
+      x_.template at_outer<Row>(idx);
+      s_.template at_site<Inner>(at);
+      x_.template at_site<Inner>(at);
+      const auto step = [&](auto unit, std::size_t i) {
+        using U = decltype(unit);
+        const std::size_t k = offset + i;
+        const U a = simd::exp(score<U>(i) - load<U>(most + k)) / load<U>(total + k);
+        const U c = load<U>(cot + k);
+        push<Inner>(x_, i, a * c);
+        push<Inner>(s_, i, a * c * (value<U>(i) - load<U>(out + k)));
+      };
+      std::size_t i = 0;
+      if constexpr (!invariant_v<Row, Inner>)
+        for (constexpr std::size_t w = simd::width<T>; i + w <= n; i += w) step(V(), i);
+      for (; i < n; ++i) step(T(), i);
+      x_.template flush<Inner>();
+      s_.template flush<Inner>();
+    });
+  }
 
   void compute(const in_edges& g, std::size_t v) {
     if (!this->owner_) return;
@@ -266,7 +433,7 @@ class softmax_aggregation
     for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
       s_.template at_outer<Row>(idx);
       x_.template at_outer<Row>(idx);
-      T* out = this->value_ + offset;
+      T* out = this->row_of(v) + offset;
       std::size_t i = 0;
       if constexpr (!invariant_v<Row, Inner>) {
         constexpr std::size_t w = simd::width<T>;
@@ -293,6 +460,13 @@ class softmax_aggregation
       return x_.template scalar<Inner>(i);
   }
   template <class U>
+  static U load(const T* from) {
+    if constexpr (simd::is_vec_v<U>)
+      return U::load_unaligned(from);
+    else
+      return *from;
+  }
+  template <class U>
   static void store(const U& x, T* to) {
     if constexpr (simd::is_vec_v<U>)
       x.store_unaligned(to);
@@ -315,8 +489,7 @@ class softmax_aggregation
     if constexpr (scalar_scores) {
       T most = lowest, total = 0;
       for (std::size_t e = begin; e < end; ++e) {
-        const site at{v, static_cast<std::size_t>(g.sources[e]),
-                      static_cast<std::size_t>(g.ids[e])};
+        const site at = site_of(g, v, e);
         s_.template at_site<Inner>(at);
         x_.template at_site<Inner>(at);
         const T s = s_.template scalar<Inner>(0);
@@ -341,8 +514,7 @@ class softmax_aggregation
         total[j] = U(T(0));
       }
       for (std::size_t e = begin; e < end; ++e) {
-        const site at{v, static_cast<std::size_t>(g.sources[e]),
-                      static_cast<std::size_t>(g.ids[e])};
+        const site at = site_of(g, v, e);
         s_.template at_site<Inner>(at);
         x_.template at_site<Inner>(at);
         for (std::size_t j = 0; j < B; ++j) {
@@ -369,6 +541,7 @@ class softmax_aggregation
 
   S s_;
   X x_;
+  std::shared_ptr<std::vector<T>> stats_;  // per node and value: maximum, sum (the backward's)
 };
 
 template <class X>

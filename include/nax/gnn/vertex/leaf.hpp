@@ -12,6 +12,15 @@
 //
 // A value without the Inner axis is the same at every inner index: it is computed once per site,
 // as a scalar, and splatted (an attention weight per head, say, multiplying a row of features).
+//
+// The backward (vertex/gradient.hpp) runs the same steps, then pushes cotangents down:
+//
+//   pull<Inner>(i, cot) / pull_scalar<Inner>(i, cot)   the cotangent at inner index i (lanes i..);
+//   accumulate(cot)     for a value without the Inner axis: its cotangent summed over the row;
+//   flush<Inner>()      at the end of a site: values without the Inner axis pass their sums on.
+//
+// Leaves add their cotangents into a gradient buffer, or drop them when it is not theirs to add
+// in this pass (grad_into(nullptr)).
 
 #include <array>
 #include <cstddef>
@@ -116,6 +125,45 @@ simd::vec<T> read_vector(const T* r, const row_layout<Row>& l, std::size_t i) {
   }
 }
 
+/// Adds cot into the gradient row g of layout l at inner index i (lanes i.. for a vector).
+template <class Inner, class T, class Row>
+void add_vector(T* g, const row_layout<Row>& l, std::size_t i, const simd::vec<T>& cot) {
+  using V = simd::vec<T>;
+  if constexpr (axes_index_of_v<Row, Inner> + 1 == row_layout<Row>::rank) {
+    (V::load_unaligned(g + i) + cot).store_unaligned(g + i);
+  } else {
+    alignas(sizeof(V)) T lanes[simd::width<T>];
+    cot.store_aligned(lanes);
+    const std::size_t s = l.template inner_stride<Inner>();
+    for (std::size_t k = 0; k < simd::width<T>; ++k) g[(i + k) * s] += lanes[k];
+  }
+}
+template <class Inner, class T, class Row>
+void add_scalar(T* g, const row_layout<Row>& l, std::size_t i, T cot) {
+  if constexpr (invariant_v<Row, Inner>)
+    g[0] += cot;
+  else if constexpr (axes_index_of_v<Row, Inner> + 1 == row_layout<Row>::rank)
+    g[i] += cot;
+  else
+    g[i * l.template inner_stride<Inner>()] += cot;
+}
+
+/// Passes cotangent cot of inner index i (lanes i.. for a vector) to operand c: summed over the
+/// row when c lacks the Inner axis (it was broadcast along it).
+template <class Inner, class C, class U>
+void push(C& c, std::size_t i, const U& cot) {
+  if constexpr (invariant_v<typename C::axes_type, Inner>) {
+    if constexpr (simd::is_vec_v<U>)
+      c.accumulate(xsimd::hadd(cot));
+    else
+      c.accumulate(cot);
+  } else if constexpr (simd::is_vec_v<U>) {
+    c.template pull<Inner>(i, cot);
+  } else {
+    c.template pull_scalar<Inner>(i, cot);
+  }
+}
+
 /// A value read from memory: a node's row (v's own, or the source's), an edge's row, or a
 /// parameter (the same row everywhere).
 template <class Scope, class T, class Row>
@@ -125,7 +173,9 @@ class leaf : public vertex_value_tag {
   using value_type = T;
   using axes_type = Row;
 
-  leaf(const T* base, row_layout<Row> layout) : base_(base), layout_(layout) {}
+  /// rows: how many rows the tensor has (nodes, edges, or 1 for a parameter).
+  leaf(const T* base, row_layout<Row> layout, std::size_t rows)
+      : base_(base), layout_(layout), rows_(rows) {}
 
   template <class A>
   std::size_t extent() const {
@@ -142,6 +192,8 @@ class leaf : public vertex_value_tag {
     if constexpr (std::is_same_v<Scope, source_scope>) index = s.u;
     if constexpr (std::is_same_v<Scope, edge_scope>) index = s.edge;
     row_ = base_ + index * layout_.size + outer_;
+    if (grad_)
+      grad_row_ = grad_ + (std::is_same_v<Scope, param_scope> ? 0 : index) * layout_.size + outer_;
   }
   template <class Inner>
   T scalar(std::size_t i) const {
@@ -153,12 +205,43 @@ class leaf : public vertex_value_tag {
   }
   template <class F>
   void for_each_aggregation(F&&) {}
+  template <class F>
+  void for_each_aggregation_reversed(F&&) {}
+
+  // The backward.
+  template <class Inner>
+  void pull(std::size_t i, const simd::vec<T>& cot) {
+    if (grad_) add_vector<Inner>(grad_row_, layout_, i, cot);
+  }
+  template <class Inner>
+  void pull_scalar(std::size_t i, T cot) {
+    if (grad_) add_scalar<Inner>(grad_row_, layout_, i, cot);
+  }
+  void accumulate(T cot) {
+    if (grad_) *grad_row_ += cot;
+  }
+  template <class Inner>
+  void flush() {}
+  template <class F>
+  void for_each_leaf(F&& f) {
+    f(*this);
+  }
+  /// The tensor read (its data), its rows and the size of each.
+  const T* key() const { return base_; }
+  std::size_t rows() const { return rows_; }
+  std::size_t row_size() const { return layout_.size; }
+  /// Where this leaf adds its cotangents (a buffer of rows() x row_size(), or one row for a
+  /// parameter); nullptr: nowhere.
+  void grad_into(T* g) { grad_ = g; }
 
  private:
   const T* base_;
   row_layout<Row> layout_;
+  std::size_t rows_;
   std::size_t outer_ = 0;
   const T* row_ = nullptr;
+  T* grad_ = nullptr;
+  T* grad_row_ = nullptr;
 };
 
 /// A constant.
@@ -185,6 +268,13 @@ class constant : public vertex_value_tag {
   }
   template <class F>
   void for_each_aggregation(F&&) {}
+  template <class F>
+  void for_each_aggregation_reversed(F&&) {}
+  void accumulate(T) {}
+  template <class Inner>
+  void flush() {}
+  template <class F>
+  void for_each_leaf(F&&) {}
 
  private:
   T value_;

@@ -30,10 +30,19 @@ V if_positive(const V& x, const V& then, const V& otherwise) {
     return x > T(0) ? then : otherwise;
 }
 
+// Each function's cotangents: grad(x, cot) = cot f'(x); grad_l / grad_r for two operands.
 struct add_fn {
   template <class V>
   V operator()(const V& a, const V& b) const {
     return a + b;
+  }
+  template <class V>
+  V grad_l(const V&, const V&, const V& cot) const {
+    return cot;
+  }
+  template <class V>
+  V grad_r(const V&, const V&, const V& cot) const {
+    return cot;
   }
 };
 struct sub_fn {
@@ -41,11 +50,27 @@ struct sub_fn {
   V operator()(const V& a, const V& b) const {
     return a - b;
   }
+  template <class V>
+  V grad_l(const V&, const V&, const V& cot) const {
+    return cot;
+  }
+  template <class V>
+  V grad_r(const V&, const V&, const V& cot) const {
+    return -cot;
+  }
 };
 struct mul_fn {
   template <class V>
   V operator()(const V& a, const V& b) const {
     return a * b;
+  }
+  template <class V>
+  V grad_l(const V&, const V& b, const V& cot) const {
+    return cot * b;
+  }
+  template <class V>
+  V grad_r(const V& a, const V&, const V& cot) const {
+    return cot * a;
   }
 };
 struct div_fn {
@@ -53,11 +78,23 @@ struct div_fn {
   V operator()(const V& a, const V& b) const {
     return a / b;
   }
+  template <class V>
+  V grad_l(const V&, const V& b, const V& cot) const {
+    return cot / b;
+  }
+  template <class V>
+  V grad_r(const V& a, const V& b, const V& cot) const {
+    return -(cot * a) / (b * b);
+  }
 };
 struct neg_fn {
   template <class V>
   V operator()(const V& x) const {
     return -x;
+  }
+  template <class V>
+  V grad(const V&, const V& cot) const {
+    return -cot;
   }
 };
 struct exp_fn {
@@ -65,11 +102,20 @@ struct exp_fn {
   V operator()(const V& x) const {
     return simd::exp(x);
   }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return cot * simd::exp(x);
+  }
 };
 struct sigmoid_fn {
   template <class V>
   V operator()(const V& x) const {
     return simd::sigmoid(x);
+  }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    const V y = simd::sigmoid(x);
+    return cot * (y * (V(1) - y));
   }
 };
 struct tanh_fn {
@@ -77,12 +123,21 @@ struct tanh_fn {
   V operator()(const V& x) const {
     return simd::tanh(x);
   }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    const V y = simd::tanh(x);
+    return cot * (V(1) - y * y);
+  }
 };
 template <class T>
 struct relu_fn {
   template <class V>
   V operator()(const V& x) const {
     return if_positive<V, T>(x, x, V(T(0)));
+  }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return if_positive<V, T>(x, cot, V(T(0)));
   }
 };
 template <class T>
@@ -92,12 +147,20 @@ struct leaky_relu_fn {
   V operator()(const V& x) const {
     return if_positive<V, T>(x, x, x * V(slope));
   }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return if_positive<V, T>(x, cot, cot * V(slope));
+  }
 };
 template <class T>
 struct elu_fn {
   template <class V>
   V operator()(const V& x) const {
     return if_positive<V, T>(x, x, simd::exp(x) - V(T(1)));
+  }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return if_positive<V, T>(x, cot, cot * simd::exp(x));
   }
 };
 
@@ -142,11 +205,39 @@ class unary : public vertex_value_tag {
   void for_each_aggregation(G&& g) {
     x_.for_each_aggregation(g);
   }
+  template <class G>
+  void for_each_aggregation_reversed(G&& g) {
+    x_.for_each_aggregation_reversed(g);
+  }
+
+  // The backward (leaf.hpp).
+  template <class Inner>
+  void pull(std::size_t i, const simd::vec<value_type>& cot) {
+    push<Inner>(x_, i, f_.grad(x_.template vector<Inner>(i), cot));
+  }
+  template <class Inner>
+  void pull_scalar(std::size_t i, value_type cot) {
+    push<Inner>(x_, i, f_.grad(x_.template scalar<Inner>(i), cot));
+  }
+  void accumulate(value_type cot) { sum_ += cot; }
+  template <class Inner>
+  void flush() {
+    if constexpr (invariant_v<axes_type, Inner>) {
+      push<Inner>(x_, 0, f_.grad(x_.template scalar<Inner>(0), sum_));
+      sum_ = 0;
+    }
+    x_.template flush<Inner>();
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    x_.for_each_leaf(g);
+  }
 
  private:
   F f_;
   X x_;
   value_type once_{};  // the value at this site, when it is the same at every inner index
+  value_type sum_{};   // its cotangent, summed over the row
 };
 
 // x's extent of axis A (a call that depends on A, so that it is looked at only for axes x has).
@@ -213,12 +304,48 @@ class binary : public vertex_value_tag {
     l_.for_each_aggregation(g);
     r_.for_each_aggregation(g);
   }
+  /// The aggregations in the reverse of for_each_aggregation's order (outer ones first).
+  template <class G>
+  void for_each_aggregation_reversed(G&& g) {
+    r_.for_each_aggregation_reversed(g);
+    l_.for_each_aggregation_reversed(g);
+  }
+
+  // The backward (leaf.hpp).
+  template <class Inner>
+  void pull(std::size_t i, const simd::vec<value_type>& cot) {
+    const auto l = l_.template vector<Inner>(i), r = r_.template vector<Inner>(i);
+    push<Inner>(l_, i, f_.grad_l(l, r, cot));
+    push<Inner>(r_, i, f_.grad_r(l, r, cot));
+  }
+  template <class Inner>
+  void pull_scalar(std::size_t i, value_type cot) {
+    const value_type l = l_.template scalar<Inner>(i), r = r_.template scalar<Inner>(i);
+    push<Inner>(l_, i, f_.grad_l(l, r, cot));
+    push<Inner>(r_, i, f_.grad_r(l, r, cot));
+  }
+  void accumulate(value_type cot) { sum_ += cot; }
+  template <class Inner>
+  void flush() {
+    if constexpr (invariant_v<axes_type, Inner>) {
+      pull_scalar<Inner>(0, sum_);
+      sum_ = 0;
+    }
+    l_.template flush<Inner>();
+    r_.template flush<Inner>();
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    l_.for_each_leaf(g);
+    r_.for_each_leaf(g);
+  }
 
  private:
   F f_;
   L l_;
   R r_;
   value_type once_{};
+  value_type sum_{};
 };
 
 template <class X>

@@ -65,15 +65,15 @@ class vertex {
   template <class T, class... A>
   auto dst(const tensor<T, node, A...>& h) const {
     g_->check_nodes("vertex::dst", h.template extent<node>());
-    return detail::leaf<node_scope, T, nax::axes<A...>>(h.data(),
-                                                        detail::row_of<nax::axes<A...>>(h));
+    return detail::leaf<node_scope, T, nax::axes<A...>>(
+        h.data(), detail::row_of<nax::axes<A...>>(h), g_->num_nodes());
   }
   /// The source's row of h on each of v's in-edges: a source value.
   template <class T, class... A>
   auto src(const tensor<T, node, A...>& h) const {
     g_->check_nodes("vertex::src", h.template extent<node>());
-    return detail::leaf<source_scope, T, nax::axes<A...>>(h.data(),
-                                                          detail::row_of<nax::axes<A...>>(h));
+    return detail::leaf<source_scope, T, nax::axes<A...>>(
+        h.data(), detail::row_of<nax::axes<A...>>(h), g_->num_nodes());
   }
   /// The row of w (over [edge, ...], in the order of the edge lists given to csr::from_edges) of
   /// each of v's in-edges: an edge value.
@@ -84,7 +84,7 @@ class vertex {
       nax::detail::throw_shape_error("nax::gnn::vertex::edge: w has ", e, " edges, the graph ",
                                      g_->num_edges());
     return detail::leaf<edge_scope, T, nax::axes<A...>>(w.data(),
-                                                        detail::row_of<nax::axes<A...>>(w));
+                                                        detail::row_of<nax::axes<A...>>(w), e);
   }
   /// A tensor the same for every vertex (a parameter): over its own axes, none of them the node
   /// axis.
@@ -94,7 +94,7 @@ class vertex {
                   "nax::gnn::vertex::param: a tensor over the node axis; read it with v.src(h) "
                   "or v.dst(h)");
     return detail::leaf<param_scope, T, nax::axes<A...>>(a.data(),
-                                                         detail::row_of<nax::axes<A...>>(a));
+                                                         detail::row_of<nax::axes<A...>>(a), 1);
   }
   /// A constant.
   template <class T>
@@ -188,12 +188,12 @@ auto zoom_in(const csr& g, Program&& program) {
           static_cast<std::size_t>(std::find(ids.begin(), ids.end(), a.id()) - ids.begin());
       const bool owner = std::find(kept.begin(), kept.end(), a.id()) == kept.end();
       if (owner) kept.push_back(a.id());
-      a.keep_in(rows.data() + offsets[at], owner);
+      a.keep_in(rows.data() + offsets[at], 0, owner);
     });
+    // The result is an aggregation: it writes its rows in place.
+    if constexpr (detail::is_aggregation_v<R>) local.keep_in(y, f, true);
     for (std::size_t v = lo; v < hi; ++v) {
       if constexpr (detail::is_aggregation_v<R>) {
-        // The result is an aggregation: it writes its row in place.
-        local.keep_in(y + v * f, true);
         local.for_each_aggregation([&](auto& a) { a.compute(edges, v); });
       } else {
         local.for_each_aggregation([&](auto& a) { a.compute(edges, v); });
