@@ -31,9 +31,11 @@ struct graph_case {
   std::size_t n, e;
   double hub;
 };
-/// Empty (0 nodes), a node alone, few edges (most nodes without in-edges), many, a hub.
-inline constexpr graph_case graph_cases[] = {{0, 0, 0.0}, {1, 0, 0.0},    {1, 3, 0.0},
-                                             {9, 5, 0.0}, {40, 300, 0.0}, {150, 1500, 0.6}};
+/// Empty (0 nodes), a node alone, few edges (most nodes without in-edges), many, a hub, and a
+/// hub of more than split_degree in-edges (split over the threads in 3 parts).
+inline constexpr graph_case graph_cases[] = {{0, 0, 0.0},     {1, 0, 0.0},    {1, 3, 0.0},
+                                             {9, 5, 0.0},     {40, 300, 0.0}, {150, 1500, 0.6},
+                                             {600, 8000, 0.6}};
 
 inline nax::gnn::csr make(const graph_case& c, std::mt19937& rng) {
   return c.n == 0 ? nax::gnn::csr::from_edges(0, {}, {}) : random_graph(c.n, c.e, c.hub, rng);

@@ -9,13 +9,16 @@
 //   indeg(v)))
 //
 // A node without in-edges gets 0. h is a tensor over [node, ...]: the other axes form one row of
-// features per node. Every destination is summed by one thread, in the edges' order
-// (csr.hpp), so the results have the same bits on any thread count.
+// features per node. Every destination is summed by one thread, in the edges' order (csr.hpp),
+// except one with more than split_degree in-edges: its parts are summed by several, and added in
+// order. Either way the results have the same bits on any thread count.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -81,29 +84,52 @@ tensor<T, node, Axes...> aggregate(const char* op, const csr& g,
   // About 4096 feature reads per chunk: enough work to pay for a thread's wake-up.
   const std::size_t grain =
       std::max<std::size_t>(1, 4096 / std::max<std::size_t>(1, f * (1 + g.num_edges() / n)));
+  // The weighted sum over v's in-edges [begin, end) into row.
+  const auto sum_range = [&](T* row, std::size_t v, std::size_t begin, std::size_t end) {
+    if constexpr (Weight == edge_weight::gcn) {
+      const double in_part = static_cast<double>(std::max<std::size_t>(1, g.in_degree(v)));
+      sum_rows(row, x, f, f, sources, begin, end, [&](std::size_t e) {
+        const auto u = static_cast<std::size_t>(sources[e]);
+        const double out_part = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u)));
+        return static_cast<T>(1 / std::sqrt(out_part * in_part));
+      });
+    } else {
+      sum_rows(row, x, f, f, sources, begin, end, [](std::size_t) { return T(1); });
+    }
+  };
+  const auto finish = [&](T* row, std::size_t in) {
+    if constexpr (Weight == edge_weight::mean)
+      if (in > 1) {
+        const T scale = T(1) / static_cast<T>(in);
+        for (std::size_t i = 0; i < f; ++i) row[i] *= scale;
+      }
+  };
   parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t v = lo; v < hi; ++v) {
-      const auto begin = static_cast<std::size_t>(offsets[v]),
-                 end = static_cast<std::size_t>(offsets[v + 1]);
-      T* row = y + v * f;
-      const std::size_t in = end - begin;
-      if constexpr (Weight == edge_weight::gcn) {
-        const double in_part = static_cast<double>(std::max<std::size_t>(1, in));
-        sum_rows(row, x, f, f, sources, begin, end, [&](std::size_t e) {
-          const auto u = static_cast<std::size_t>(sources[e]);
-          const double out_part = static_cast<double>(std::max<std::size_t>(1, t->in_degree(u)));
-          return static_cast<T>(1 / std::sqrt(out_part * in_part));
-        });
-      } else {
-        sum_rows(row, x, f, f, sources, begin, end, [](std::size_t) { return T(1); });
-      }
-      if constexpr (Weight == edge_weight::mean)
-        if (in > 1) {
-          const T scale = T(1) / static_cast<T>(in);
-          for (std::size_t i = 0; i < f; ++i) row[i] *= scale;
-        }
+      const std::size_t in = g.in_degree(v);
+      if (in > split_degree) continue;  // below
+      sum_range(y + v * f, v, static_cast<std::size_t>(offsets[v]),
+                static_cast<std::size_t>(offsets[v + 1]));
+      finish(y + v * f, in);
     }
   });
+  // A destination with many in-edges: its parts over the threads, added in order (csr.hpp).
+  std::vector<T> parts;
+  for (const std::size_t v : g.split_nodes()) {
+    const auto begin = static_cast<std::size_t>(offsets[v]);
+    const std::size_t in = g.in_degree(v), count = (in + split_degree - 1) / split_degree;
+    parts.resize(count * f);
+    parallel_for(0, count, 1, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t c = lo; c < hi; ++c)
+        sum_range(parts.data() + c * f, v, begin + c * split_degree,
+                  begin + std::min(in, (c + 1) * split_degree));
+    });
+    T* row = y + v * f;
+    std::copy_n(parts.data(), f, row);
+    for (std::size_t c = 1; c < count; ++c)
+      for (std::size_t i = 0; i < f; ++i) row[i] = row[i] + parts[c * f + i];
+    finish(row, in);
+  }
   return out;
 }
 

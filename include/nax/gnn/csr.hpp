@@ -25,6 +25,11 @@ using node = nax::axis<"node">;
 /// The axis of per-edge tensors (v.edge(w) in a vertex program), in the edge lists' order.
 using edge = nax::axis<"edge">;
 
+/// A destination with more in-edges than this is split: its in-edges in parts of split_degree
+/// (the last one shorter), each reduced by a thread of its own, the parts merged in order. The
+/// parts depend on the degree alone, so the bits do not depend on the thread count.
+inline constexpr std::size_t split_degree = 2048;
+
 /// In- and out-degree statistics of a graph.
 struct degree_stats {
   std::size_t min_in = 0, max_in = 0, min_out = 0, max_out = 0;
@@ -107,6 +112,14 @@ class csr {
       transpose_->graph = std::move(t);
     });
     return *transpose_->graph;
+  }
+
+  /// The destinations with more than split_degree in-edges, in order.
+  std::vector<std::size_t> split_nodes() const {
+    std::vector<std::size_t> hubs;
+    for (std::size_t v = 0; v < n_; ++v)
+      if (in_degree(v) > split_degree) hubs.push_back(v);
+    return hubs;
   }
 
   degree_stats degrees() const {

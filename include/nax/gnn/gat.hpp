@@ -11,6 +11,7 @@
 // and keeps the E × heads scores. The scores' two halves are computed first, once per node and
 // head. Each destination is one thread's, in edge order: the same bits on any thread count.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -36,16 +37,65 @@ double dot_row(const T* x, const T* a, std::size_t f) {
   return s;
 }
 
-// row = row * scale + p * x over f entries.
+// One head k of destination v over its in-edges [begin, end): the online softmax's weights
+// first (per edge: the rescale of the sum so far, and the edge's own weight; one exp per edge),
+// then the unnormalized sum of the weighted rows, up to 8 vectors of the row in registers at a
+// time, the row written once. Each element is row * scale + p * x, edge after edge. `most` and
+// `total` are the softmax's running maximum and sum at the end.
 template <class T>
-void rescale_add(T* row, T scale, T p, const T* x, std::size_t f) {
+void attend(T* row, const T* x, std::size_t heads, std::size_t k, std::size_t f,
+            std::span<const std::int32_t> sources, std::size_t begin, std::size_t end,
+            const double* src_half, double dst_half, double slope, std::vector<T>& weights,
+            double& most, double& total) {
   using V = simd::vec<T>;
-  constexpr std::size_t lanes = simd::width<T>;
-  const V sv(scale), pv(p);
+  constexpr std::size_t lanes = simd::width<T>, block = 8;
+  const std::size_t m = end - begin;
+  weights.resize(2 * m);
+  most = -std::numeric_limits<double>::infinity();
+  total = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    const auto u = static_cast<std::size_t>(sources[begin + j]);
+    double s = src_half[u * heads + k] + dst_half;
+    s = s > 0 ? s : s * slope;
+    // A new maximum rescales what is summed so far (its own weight is then exp(0) = 1).
+    double scale = 1, p = 1;
+    if (s > most) {
+      scale = std::exp(most - s);
+      most = s;
+    } else {
+      p = std::exp(s - most);
+    }
+    total = total * scale + p;
+    weights[2 * j] = static_cast<T>(scale);
+    weights[2 * j + 1] = static_cast<T>(p);
+  }
+  const auto from = [&](std::size_t j, std::size_t i) {
+    return x + (static_cast<std::size_t>(sources[begin + j]) * heads + k) * f + i;
+  };
   std::size_t i = 0;
-  for (; i + lanes <= f; i += lanes)
-    (V::load_unaligned(row + i) * sv + pv * V::load_unaligned(x + i)).store_unaligned(row + i);
-  for (; i < f; ++i) row[i] = row[i] * scale + p * x[i];
+  for (; i + block * lanes <= f; i += block * lanes) {
+    V acc[block];
+    for (V& a : acc) a = V(T(0));
+    for (std::size_t j = 0; j < m; ++j) {
+      const V sv(weights[2 * j]), pv(weights[2 * j + 1]);
+      const T* xr = from(j, i);
+      for (std::size_t b = 0; b < block; ++b)
+        acc[b] = acc[b] * sv + pv * V::load_unaligned(xr + b * lanes);
+    }
+    for (std::size_t b = 0; b < block; ++b) acc[b].store_unaligned(row + i + b * lanes);
+  }
+  for (; i + lanes <= f; i += lanes) {
+    V acc(T(0));
+    for (std::size_t j = 0; j < m; ++j)
+      acc = acc * V(weights[2 * j]) + V(weights[2 * j + 1]) * V::load_unaligned(from(j, i));
+    acc.store_unaligned(row + i);
+  }
+  for (; i < f; ++i) {
+    T acc = 0;
+    for (std::size_t j = 0; j < m; ++j)
+      acc = acc * weights[2 * j] + weights[2 * j + 1] * *from(j, i);
+    row[i] = acc;
+  }
 }
 
 // nax::shape_error, naming `op`, unless a_src and a_dst are h's heads × features.
@@ -105,34 +155,57 @@ tensor<T, node, Head, Feat> gat(const csr& g, const tensor<T, node, Head, Feat>&
   const std::size_t grain = std::max<std::size_t>(
       1, 2048 / std::max<std::size_t>(1, heads * f * (1 + g.num_edges() / n)));
   parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t v = lo; v < hi; ++v)
+    std::vector<T> weights;
+    for (std::size_t v = lo; v < hi; ++v) {
+      if (g.in_degree(v) > split_degree) continue;  // below
       for (std::size_t k = 0; k < heads; ++k) {
         T* row = y + (v * heads + k) * f;
-        double most = -std::numeric_limits<double>::infinity(), total = 0;
-        for (auto e = static_cast<std::size_t>(offsets[v]);
-             e < static_cast<std::size_t>(offsets[v + 1]); ++e) {
-          const auto u = static_cast<std::size_t>(sources[e]);
-          double s = src_half[u * heads + k] + dst_half[v * heads + k];
-          s = s > 0 ? s : s * slope;
-          // A new maximum rescales what is summed so far (its own weight is then exp(0) = 1);
-          // one exp per edge, never overflowing.
-          double scale = 1, p = 1;
-          if (s > most) {
-            scale = std::exp(most - s);
-            most = s;
-          } else {
-            p = std::exp(s - most);
-          }
-          total = total * scale + p;
-          detail::rescale_add(row, static_cast<T>(scale), static_cast<T>(p),
-                              x + (u * heads + k) * f, f);
-        }
+        double most, total;
+        detail::attend(row, x, heads, k, f, sources, static_cast<std::size_t>(offsets[v]),
+                       static_cast<std::size_t>(offsets[v + 1]), src_half.data(),
+                       dst_half[v * heads + k], slope, weights, most, total);
         if (total > 0) {
           const T inverse = static_cast<T>(1 / total);
           for (std::size_t i = 0; i < f; ++i) row[i] *= inverse;
         }
       }
+    }
   });
+  // A destination with many in-edges: its parts over the threads (csr.hpp), each an
+  // unnormalized sum with its softmax's maximum and sum, merged in order at the largest maximum.
+  const std::size_t hf = heads * f;
+  std::vector<T> parts;
+  std::vector<double> stats;
+  for (const std::size_t v : g.split_nodes()) {
+    const auto begin = static_cast<std::size_t>(offsets[v]);
+    const std::size_t in = g.in_degree(v), count = (in + split_degree - 1) / split_degree;
+    parts.resize(count * hf);
+    stats.resize(2 * count * heads);
+    parallel_for(0, count * heads, 1, [&](std::size_t lo, std::size_t hi) {
+      std::vector<T> weights;
+      for (std::size_t ck = lo; ck < hi; ++ck) {
+        const std::size_t c = ck / heads, k = ck % heads;
+        detail::attend(parts.data() + c * hf + k * f, x, heads, k, f, sources,
+                       begin + c * split_degree, begin + std::min(in, (c + 1) * split_degree),
+                       src_half.data(), dst_half[v * heads + k], slope, weights, stats[2 * ck],
+                       stats[2 * ck + 1]);
+      }
+    });
+    for (std::size_t k = 0; k < heads; ++k) {
+      T* row = y + (v * heads + k) * f;
+      double most = -std::numeric_limits<double>::infinity(), total = 0;
+      for (std::size_t c = 0; c < count; ++c) most = std::max(most, stats[2 * (c * heads + k)]);
+      for (std::size_t c = 0; c < count; ++c) {
+        const double scale = std::exp(stats[2 * (c * heads + k)] - most);
+        total += stats[2 * (c * heads + k) + 1] * scale;
+        const T* part = parts.data() + c * hf + k * f;
+        for (std::size_t i = 0; i < f; ++i)
+          row[i] = (c == 0 ? T(0) : row[i]) + part[i] * static_cast<T>(scale);
+      }
+      const T inverse = static_cast<T>(1 / total);
+      for (std::size_t i = 0; i < f; ++i) row[i] *= inverse;
+    }
+  }
   return out;
 }
 

@@ -139,6 +139,7 @@ class aggregated : public vertex_value_tag {
 
   std::uint64_t id() const { return id_; }
   std::size_t size() const { return layout_.size; }
+  bool owner() const { return owner_; }
   /// Where the value is kept: v's row at value + v × per_node (per_node 0: one row, the current
   /// destination's). `owner` false: a copy whose twin computes it.
   void keep_in(T* value, std::size_t per_node, bool owner) {
@@ -239,14 +240,50 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
       x_.template flush<Inner>();
     });
   }
+  /// This stage at destination v: its row in value().
   void compute(const in_edges& g, std::size_t v) {
     if (!this->owner_) return;
     const auto begin = static_cast<std::size_t>(g.offsets[v]),
                end = static_cast<std::size_t>(g.offsets[v + 1]);
+    reduce(g, v, begin, end, this->row_of(v));
+    finish(this->row_of(v), end - begin);
+  }
+  /// A split destination (csr.hpp): the values a part of it needs, part_size() of them.
+  std::size_t part_size() const { return this->layout_.size; }
+  /// The reduction over v's in-edges [begin, end) into part.
+  void compute_part(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* part) {
+    reduce(g, v, begin, end, part);
+  }
+  /// v's row from its `count` parts, merged in order (v has `in` in-edges).
+  void merge(std::size_t v, const T* parts, std::size_t count, std::size_t in) {
+    const std::size_t size = this->layout_.size;
+    T* row = this->row_of(v);
+    std::copy_n(parts, size, row);
+    for (std::size_t c = 1; c < count; ++c)
+      for (std::size_t i = 0; i < size; ++i) row[i] = combine(row[i], parts[c * size + i]);
+    finish(row, in);
+  }
+
+ private:
+  static T start() { return K == reduction::max ? -std::numeric_limits<T>::infinity() : T(0); }
+  template <class U>
+  static U combine(const U& acc, const U& x) {
+    if constexpr (K == reduction::max) {
+      if constexpr (simd::is_vec_v<U>)
+        return xsimd::select(x > acc, x, acc);
+      else
+        return x > acc ? x : acc;
+    } else {
+      return acc + x;
+    }
+  }
+
+  // The reduction over in-edges [begin, end) of v into row.
+  void reduce(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* row) {
     const std::size_t n = inner_extent(this->layout_);
     for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
       x_.template at_outer<Row>(idx);
-      T* out = this->row_of(v) + offset;
+      T* out = row + offset;
       std::size_t i = 0;
       if constexpr (!invariant_v<Row, Inner>) {
         constexpr std::size_t w = simd::width<T>;
@@ -262,21 +299,6 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
         out[i] = acc;
       }
     });
-    finish(this->row_of(v), end - begin);
-  }
-
- private:
-  static T start() { return K == reduction::max ? -std::numeric_limits<T>::infinity() : T(0); }
-  template <class U>
-  static U combine(const U& acc, const U& x) {
-    if constexpr (K == reduction::max) {
-      if constexpr (simd::is_vec_v<U>)
-        return xsimd::select(x > acc, x, acc);
-      else
-        return x > acc ? x : acc;
-    } else {
-      return acc + x;
-    }
   }
 
   template <std::size_t B>
@@ -429,22 +451,55 @@ class softmax_aggregation
     if (!this->owner_) return;
     const auto begin = static_cast<std::size_t>(g.offsets[v]),
                end = static_cast<std::size_t>(g.offsets[v + 1]);
-    const std::size_t n = inner_extent(this->layout_);
-    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
-      s_.template at_outer<Row>(idx);
-      x_.template at_outer<Row>(idx);
-      T* out = this->row_of(v) + offset;
-      std::size_t i = 0;
-      if constexpr (!invariant_v<Row, Inner>) {
-        constexpr std::size_t w = simd::width<T>;
-        for (; i + block * w <= n; i += block * w) weigh<V, block>(g, v, begin, end, out, i);
-        for (; i + w <= n; i += w) weigh<V, 1>(g, v, begin, end, out, i);
+    reduce(g, v, begin, end, this->row_of(v), nullptr);
+  }
+  /// A split destination (csr.hpp): a part keeps the unnormalized sum, the maximum and the sum
+  /// of the weights of each value.
+  std::size_t part_size() const { return 3 * this->layout_.size; }
+  void compute_part(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* part) {
+    reduce(g, v, begin, end, part, part + this->layout_.size);
+  }
+  /// v's row from its parts: each rescaled to the largest maximum, added in order.
+  void merge(std::size_t v, const T* parts, std::size_t count, std::size_t) {
+    const std::size_t size = this->layout_.size;
+    T* row = this->row_of(v);
+    for (std::size_t i = 0; i < size; ++i) {
+      T most = -std::numeric_limits<T>::infinity();
+      for (std::size_t c = 0; c < count; ++c) most = std::max(most, parts[(3 * c + 1) * size + i]);
+      T total = 0, acc = 0;
+      for (std::size_t c = 0; c < count; ++c) {
+        const T* part = parts + 3 * c * size;
+        const T scale = simd::exp(part[size + i] - most);
+        total = total + part[2 * size + i] * scale;
+        acc = acc + part[i] * scale;
       }
-      for (; i < n; ++i) weigh<T, 1>(g, v, begin, end, out, i);
-    });
+      row[i] = acc * (T(1) / total);
+    }
   }
 
  private:
+  // Over in-edges [begin, end) of v, into row; stats null: normalized, else the sums unnormalized
+  // and the maxima and weights' sums at stats and stats + size().
+  void reduce(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* row,
+              T* stats) {
+    const std::size_t n = inner_extent(this->layout_), size = this->layout_.size;
+    for_each_row(this->layout_, [&](const std::size_t* idx, std::size_t offset) {
+      s_.template at_outer<Row>(idx);
+      x_.template at_outer<Row>(idx);
+      T* out = row + offset;
+      T* most = stats ? stats + offset : nullptr;
+      T* total = stats ? stats + size + offset : nullptr;
+      std::size_t i = 0;
+      if constexpr (!invariant_v<Row, Inner>) {
+        constexpr std::size_t w = simd::width<T>;
+        for (; i + block * w <= n; i += block * w)
+          weigh<V, block>(g, v, begin, end, out, most, total, i);
+        for (; i + w <= n; i += w) weigh<V, 1>(g, v, begin, end, out, most, total, i);
+      }
+      for (; i < n; ++i) weigh<T, 1>(g, v, begin, end, out, most, total, i);
+    });
+  }
+
   template <class U>
   U score(std::size_t i) const {
     if constexpr (simd::is_vec_v<U>)
@@ -477,7 +532,7 @@ class softmax_aggregation
   // B units (vectors, or one scalar) of the row from inner index i, over v's in-edges.
   template <class U, std::size_t B>
   void weigh(const in_edges& g, std::size_t v, std::size_t begin, std::size_t end, T* out,
-             std::size_t i) {
+             T* most_out, T* total_out, std::size_t i) {
     constexpr std::size_t w = simd::is_vec_v<U> ? simd::width<T> : 1;
     constexpr T lowest = -std::numeric_limits<T>::infinity();
     U acc[B];
@@ -505,6 +560,14 @@ class softmax_aggregation
         const U sv(scale), pv(p);
         for (std::size_t j = 0; j < B; ++j) acc[j] = acc[j] * sv + pv * value<U>(i + j * w);
       }
+      if (most_out) {
+        for (std::size_t j = 0; j < B; ++j) {
+          store(acc[j], out + i + j * w);
+          store(U(most), most_out + i + j * w);
+          store(U(total), total_out + i + j * w);
+        }
+        return;
+      }
       const U inverse(T(1) / total);
       for (std::size_t j = 0; j < B; ++j) store(acc[j] * inverse, out + i + j * w);
     } else {
@@ -528,7 +591,15 @@ class softmax_aggregation
           acc[j] = acc[j] * scale + p * value<U>(i + j * w);
         }
       }
-      for (std::size_t j = 0; j < B; ++j) store(acc[j] * (U(T(1)) / total[j]), out + i + j * w);
+      for (std::size_t j = 0; j < B; ++j) {
+        if (most_out) {
+          store(acc[j], out + i + j * w);
+          store(most[j], most_out + i + j * w);
+          store(total[j], total_out + i + j * w);
+        } else {
+          store(acc[j] * (U(T(1)) / total[j]), out + i + j * w);
+        }
+      }
     }
   }
   template <class M, class U>

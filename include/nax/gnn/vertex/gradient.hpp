@@ -184,8 +184,13 @@ vertex_grads<T> zoom_in_grad(const csr& g, Program&& program, const tensor<T, no
   parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
     R local = result;
     for (std::size_t v = lo; v < hi; ++v)
-      local.for_each_aggregation([&](auto& a) { a.compute(edges, v); });
+      if (g.in_degree(v) <= split_degree)
+        local.for_each_aggregation([&](auto& a) { a.compute(edges, v); });
   });
+  for (const std::size_t v : g.split_nodes()) {  // as zoom_in computes them
+    R shared = result;
+    detail::compute_split(g, edges, shared, v);
+  }
 
   // 2. The destination pass, per block of nodes (a parameter's partial sums are per block).
   const std::size_t blocks = (n + detail::grad_block - 1) / detail::grad_block;

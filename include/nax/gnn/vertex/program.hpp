@@ -135,6 +135,30 @@ void write_row(R& r, std::size_t v, typename R::value_type* out,
   });
 }
 
+// The aggregations of r at split destination v (csr.hpp): each, inner ones first, as parts of
+// v's in-edges over the threads, merged in order into its row. r's aggregations keep their rows
+// where every thread reads them (and a part's copy of an aggregation reads the ones inside it
+// there).
+template <class R>
+void compute_split(const csr& g, const in_edges& edges, R& r, std::size_t v) {
+  using T = typename R::value_type;
+  const auto begin = static_cast<std::size_t>(edges.offsets[v]);
+  const std::size_t in = g.in_degree(v), count = (in + split_degree - 1) / split_degree;
+  std::vector<T> parts;
+  r.for_each_aggregation([&](auto& a) {
+    if (!a.owner()) return;
+    const std::size_t size = a.part_size();
+    parts.resize(count * size);
+    parallel_for(0, count, 1, [&](std::size_t lo, std::size_t hi) {
+      auto local = a;
+      for (std::size_t c = lo; c < hi; ++c)
+        local.compute_part(edges, v, begin + c * split_degree,
+                           begin + std::min(in, (c + 1) * split_degree), parts.data() + c * size);
+    });
+    a.merge(v, parts.data(), count, in);
+  });
+}
+
 }  // namespace detail
 
 /// Runs `program(v)` for every node v of g (see the file comment) and returns its values as a
@@ -193,6 +217,7 @@ auto zoom_in(const csr& g, Program&& program) {
     // The result is an aggregation: it writes its rows in place.
     if constexpr (detail::is_aggregation_v<R>) local.keep_in(y, f, true);
     for (std::size_t v = lo; v < hi; ++v) {
+      if (g.in_degree(v) > split_degree) continue;  // below
       if constexpr (detail::is_aggregation_v<R>) {
         local.for_each_aggregation([&](auto& a) { a.compute(edges, v); });
       } else {
@@ -201,6 +226,26 @@ auto zoom_in(const csr& g, Program&& program) {
       }
     }
   });
+  // The destinations with many in-edges, one at a time, each over the threads.
+  const std::vector<std::size_t> hubs = g.split_nodes();
+  if (!hubs.empty()) {
+    R shared = result;
+    std::vector<std::uint64_t> ids;
+    std::vector<std::vector<T>> rows;
+    shared.for_each_aggregation([&](auto& a) {
+      const auto found = std::find(ids.begin(), ids.end(), a.id());
+      if (found != ids.end())
+        return a.keep_in(rows[static_cast<std::size_t>(found - ids.begin())].data(), 0, false);
+      ids.push_back(a.id());
+      rows.emplace_back(a.size());
+      a.keep_in(rows.back().data(), 0, true);
+    });
+    if constexpr (detail::is_aggregation_v<R>) shared.keep_in(y, f, true);
+    for (const std::size_t v : hubs) {
+      detail::compute_split(g, edges, shared, v);
+      if constexpr (!detail::is_aggregation_v<R>) detail::write_row(shared, v, y + v * f, layout);
+    }
+  }
   return out;
 }
 
