@@ -1,21 +1,20 @@
 #pragma once
 // nax::gnn::gat_grad: the VJP of nax::gnn::gat (gnn/gat.hpp). Per head, with s_uv the score
-// before the leaky ReLU, e_uv after it, alpha_uv the softmax over v's in-edges and dout the
-// output's cotangent:
+// before the leaky ReLU, alpha_uv the softmax over v's in-edges and dout the output's cotangent:
 //
 //   dalpha_uv = <dout[v], h[u]>
-//   ds_uv     = alpha_uv (dalpha_uv - sum over u' -> v of alpha_u'v dalpha_u'v) (s_uv > 0 ? 1 :
-//               slope)
+//   ds_uv     = alpha_uv (dalpha_uv - sum over u' -> v of alpha_u'v dalpha_u'v)
+//               times 1 where s_uv > 0, else the negative slope
 //   dh[u]     = sum over u -> v of alpha_uv dout[v] + (sum over u -> v of ds_uv) a_src
 //                                                   + (sum over w -> u of ds_wu) a_dst
 //   da_src    = sum over u of (sum over u -> v of ds_uv) h[u]
 //   da_dst    = sum over v of (sum over u -> v of ds_uv) h[v]
 //
-// Three passes: over the destinations (the softmax's maximum and sum, and ds per edge and head,
-// the one O(edges × heads) buffer), over the sources through the transpose (dh: each row one
-// thread's, alpha recomputed from the saved maximum and sum), and over fixed blocks of nodes for
-// da_src and da_dst (partials added in block order). Scores are in double, as in the forward,
-// and no sum depends on the thread count: the same bits on any thread count.
+// Three passes: over the destinations (the softmax, then alpha and ds per edge and head: the two
+// O(edges × heads) buffers), over the sources through the transpose (dh, each row one thread's:
+// no atomics), and over fixed blocks of nodes for da_src and da_dst (partials added in block
+// order). Scores are in double, as in the forward, and no sum depends on the thread count: the
+// same bits on any thread count.
 
 #include <algorithm>
 #include <cmath>
@@ -93,56 +92,65 @@ gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat
   const std::size_t grain =
       std::max<std::size_t>(1, 2048 / std::max<std::size_t>(1, hf * (1 + g.num_edges() / n)));
 
-  // Pass 1, per destination v and head k: the softmax's maximum and sum (kept for pass 2), ds of
-  // each in-edge (by edge id, the numbering both groupings share) and their sum, the
-  // coefficient of a_dst in dh[v].
+  // Pass 1, per destination v, over its in-edges (the heads side by side, as h's rows hold
+  // them): alpha and ds per edge and head (by edge id, the numbering both groupings share), and
+  // the sum of v's ds, the coefficient of a_dst in dh[v].
   std::vector<double> ds(g.num_edges() * heads);
-  std::vector<double> most(n * heads, 0.0), total(n * heads, 0.0), in_sum(n * heads, 0.0);
+  std::vector<T> alpha(g.num_edges() * heads);
+  std::vector<double> in_sum(n * heads, 0.0);
   {
     const std::span<const std::int64_t> offsets = g.offsets();
     const std::span<const std::int32_t> sources = g.sources(), ids = g.edge_ids();
     parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
-      std::vector<double> p;  // per in-edge of one destination: exp(e - max)
+      std::vector<double> p;  // per in-edge and head: the score, then exp(score - max)
+      std::vector<double> most(heads), total(heads), mean(heads);
       for (std::size_t v = lo; v < hi; ++v) {
         const auto begin = static_cast<std::size_t>(offsets[v]),
                    end = static_cast<std::size_t>(offsets[v + 1]);
         if (begin == end) continue;
-        p.resize(end - begin);
-        for (std::size_t k = 0; k < heads; ++k) {
-          double m = -std::numeric_limits<double>::infinity();
-          for (std::size_t e = begin; e < end; ++e)
-            m = std::max(m, score(static_cast<std::size_t>(sources[e]), v, k));
-          // dalpha into ds for now; c = sum of alpha dalpha, alpha's normalization applied last.
-          const T* dv = dy + v * hf + k * f;
-          double z = 0, c = 0;
-          for (std::size_t e = begin; e < end; ++e) {
-            const auto u = static_cast<std::size_t>(sources[e]);
-            const double pe = std::exp(score(u, v, k) - m);
-            const double da = detail::dot_rows4(dv, x + u * hf + k * f, f);
-            p[e - begin] = pe;
-            ds[static_cast<std::size_t>(ids[e]) * heads + k] = da;
-            z += pe;
-            c += pe * da;
+        p.resize((end - begin) * heads);
+        std::fill(most.begin(), most.end(), -std::numeric_limits<double>::infinity());
+        for (std::size_t e = begin; e < end; ++e)
+          for (std::size_t k = 0; k < heads; ++k) {
+            const double s = score(static_cast<std::size_t>(sources[e]), v, k);
+            p[(e - begin) * heads + k] = s;
+            most[k] = std::max(most[k], s);
           }
-          c /= z;
-          double sum = 0;
-          for (std::size_t e = begin; e < end; ++e) {
-            const auto u = static_cast<std::size_t>(sources[e]);
-            double& d = ds[static_cast<std::size_t>(ids[e]) * heads + k];
+        // dalpha into ds for now, and its mean under the softmax, sum of alpha dalpha.
+        std::fill(total.begin(), total.end(), 0.0);
+        std::fill(mean.begin(), mean.end(), 0.0);
+        for (std::size_t e = begin; e < end; ++e) {
+          const auto u = static_cast<std::size_t>(sources[e]);
+          const auto id = static_cast<std::size_t>(ids[e]);
+          for (std::size_t k = 0; k < heads; ++k) {
+            double& pe = p[(e - begin) * heads + k];
+            pe = std::exp(pe - most[k]);
+            const double da = detail::dot_rows4(dy + v * hf + k * f, x + u * hf + k * f, f);
+            ds[id * heads + k] = da;
+            total[k] += pe;
+            mean[k] += pe * da;
+          }
+        }
+        for (std::size_t k = 0; k < heads; ++k) mean[k] /= total[k];
+        double* sum = in_sum.data() + v * heads;
+        for (std::size_t e = begin; e < end; ++e) {
+          const auto u = static_cast<std::size_t>(sources[e]);
+          const auto id = static_cast<std::size_t>(ids[e]);
+          for (std::size_t k = 0; k < heads; ++k) {
+            const double a = p[(e - begin) * heads + k] / total[k];
             const double s = src_half[u * heads + k] + dst_half[v * heads + k];
-            d = p[e - begin] / z * (d - c) * (s > 0 ? 1.0 : slope);
-            sum += d;
+            double& d = ds[id * heads + k];
+            d = a * (d - mean[k]) * (s > 0 ? 1.0 : slope);
+            sum[k] += d;
+            alpha[id * heads + k] = static_cast<T>(a);
           }
-          most[v * heads + k] = m;
-          total[v * heads + k] = z;
-          in_sum[v * heads + k] = sum;
         }
       }
     });
   }
 
-  // Pass 2, per source u and head k, over its out-edges u -> v: dh[u] (alpha_uv dout[v] summed
-  // in registers as the aggregations do, then the two a terms) and the sum of ds, the
+  // Pass 2, per source u, over its out-edges u -> v: dh[u] (per head, alpha_uv dout[v] summed in
+  // registers as the aggregations do, then the two a terms) and the sum of u's ds, the
   // coefficient of a_src.
   std::vector<double> out_sum(n * heads, 0.0);
   {
@@ -151,28 +159,24 @@ gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat
     const std::span<const std::int32_t> dests = t.sources(), ids = t.edge_ids();
     T* dh = grads.h.data();
     parallel_for(0, n, grain, [&](std::size_t lo, std::size_t hi) {
-      std::vector<T> alpha;  // per out-edge of one source
       for (std::size_t u = lo; u < hi; ++u) {
         const auto begin = static_cast<std::size_t>(offsets[u]),
                    end = static_cast<std::size_t>(offsets[u + 1]);
-        alpha.resize(end - begin);
+        double* sum = out_sum.data() + u * heads;
+        for (std::size_t e = begin; e < end; ++e)
+          for (std::size_t k = 0; k < heads; ++k)
+            sum[k] += ds[static_cast<std::size_t>(ids[e]) * heads + k];
         for (std::size_t k = 0; k < heads; ++k) {
-          double sum = 0;
-          for (std::size_t e = begin; e < end; ++e) {
-            const auto v = static_cast<std::size_t>(dests[e]);
-            alpha[e - begin] = static_cast<T>(std::exp(score(u, v, k) - most[v * heads + k]) /
-                                              total[v * heads + k]);
-            sum += ds[static_cast<std::size_t>(ids[e]) * heads + k];
-          }
           T* row = dh + u * hf + k * f;
-          detail::sum_rows(row, dy + k * f, f, hf, dests, begin, end,
-                           [&](std::size_t e) { return alpha[e - begin]; });
+          detail::sum_rows(row, dy + k * f, f, hf, dests, begin, end, [&](std::size_t e) {
+            return alpha[static_cast<std::size_t>(ids[e]) * heads + k];
+          });
           const T* as = a_src.data() + k * f;
           const T* ad = a_dst.data() + k * f;
-          const double to_dst = in_sum[u * heads + k];
+          const double to_src = sum[k], to_dst = in_sum[u * heads + k];
           for (std::size_t i = 0; i < f; ++i)
-            row[i] = static_cast<T>(double(row[i]) + sum * double(as[i]) + to_dst * double(ad[i]));
-          out_sum[u * heads + k] = sum;
+            row[i] =
+                static_cast<T>(double(row[i]) + to_src * double(as[i]) + to_dst * double(ad[i]));
         }
       }
     });
