@@ -26,11 +26,13 @@ w1 [model, ff], b1, w2 [ff, model], b2; eps, scale: bench/transformer.cpp's bloc
 PyTorch user writes it). Training (bench/train.cpp): mlp_train, encoder_train (a step: forward,
 backward, AdamW with params lr and weight_decay) and mlp_grads, encoder_grads (the gradients,
 concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses. Graphs
-(bench/gnn.cpp): gnn_sum, gnn_spmm, gnn_gcn (x: [n, feat]) and gnn_gat (x: [n, heads, feat],
-a_src, a_dst, slope), over edges src -> dst.
+(bench/gnn.cpp): gnn_sum, gnn_spmm, gnn_gcn (x: [n, feat]), gnn_gat (x: [n, heads, feat],
+a_src, a_dst, slope) and gnn_gat_grads (with dout), over edges src -> dst. `peak OP`: the bytes
+one call of OP adds to the resident set at its peak.
 """
 
 import ctypes
+import gc
 import sys
 import time
 
@@ -142,6 +144,22 @@ def op_function(name):
     raise ValueError("unknown op " + name)
 
 
+def gat_edges(x, a_src, a_dst, src, dst, slope):
+    """GAT as PyG's GATConv computes it: scores per edge and head, a softmax over each
+    destination's in-edges (scatter_reduce_ for the maximum), the source rows gathered per edge."""
+    n, heads = x.shape[0], x.shape[1]
+    s_src = (x * a_src).sum(-1)
+    s_dst = (x * a_dst).sum(-1)
+    e = torch.nn.functional.leaky_relu(s_src[src] + s_dst[dst], slope)  # [E, heads]
+    index = dst.unsqueeze(-1).expand(-1, heads)
+    most = torch.full((n, heads), float("-inf")).scatter_reduce_(
+        0, index, e.detach(), "amax", include_self=True)
+    p = (e - most[dst]).exp()
+    total = torch.zeros(n, heads).index_add_(0, dst, p)
+    alpha = p / total[dst]
+    return torch.zeros_like(x).index_add_(0, dst, x[src] * alpha.unsqueeze(-1))
+
+
 def gnn_function(name):
     """bench/gnn.cpp's graph ops, as PyG computes them without its compiled extensions: the
     source rows gathered per edge (h[src]), per-edge ops, and index_add_ into the destinations;
@@ -166,21 +184,18 @@ def gnn_function(name):
         return gcn
     if name == "gnn_gat":
         # x: [n, heads, feat]; a_src, a_dst: [heads, feat]; slope.
-        a_src, a_dst, slope = tensors["a_src"], tensors["a_dst"], params["slope"]
-        heads = x.shape[1]
+        a_src, a_dst = tensors["a_src"], tensors["a_dst"]
+        return lambda: gat_edges(x, a_src, a_dst, src, dst, params["slope"])
+    if name == "gnn_gat_grads":
+        # The gradients of sum(dout * gat(x)) by x, a_src and a_dst, concatenated.
+        xg, ag, bg = (tensors[k].clone().requires_grad_() for k in ("x", "a_src", "a_dst"))
+        dout = tensors["dout"]
 
-        def gat():
-            s_src = (x * a_src).sum(-1)
-            s_dst = (x * a_dst).sum(-1)
-            e = torch.nn.functional.leaky_relu(s_src[src] + s_dst[dst], slope)  # [E, heads]
-            index = dst.unsqueeze(-1).expand(-1, heads)
-            most = torch.full((n, heads), float("-inf")).scatter_reduce_(
-                0, index, e, "amax", include_self=True)
-            p = (e - most[dst]).exp()
-            total = torch.zeros(n, heads).index_add_(0, dst, p)
-            alpha = p / total[dst]
-            return torch.zeros_like(x).index_add_(0, dst, x[src] * alpha.unsqueeze(-1))
-        return gat
+        def grads():
+            xg.grad = ag.grad = bg.grad = None
+            (gat_edges(xg, ag, bg, src, dst, params["slope"]) * dout).sum().backward()
+            return torch.cat([xg.grad.reshape(-1), ag.grad.reshape(-1), bg.grad.reshape(-1)])
+        return grads
     raise ValueError("unknown op " + name)
 
 
@@ -211,6 +226,14 @@ def no_grad_for(op):
     if op.endswith("_train") or op.endswith("_grads"):
         return torch.enable_grad()
     return torch.inference_mode()
+
+
+def status_kb(key):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1])
+    raise ValueError("no " + key + " in /proc/self/status")
 
 
 def handle(words):
@@ -244,6 +267,19 @@ def handle(words):
                 del y
             t1 = time.perf_counter()
         return "ok %.9f" % (t1 - t0)
+    if cmd == "peak":
+        # Bytes one call adds to the resident set at its peak: the peak reset (clear_refs 5)
+        # after freed memory is returned (malloc_trim), the op's setup before it.
+        f = op_function(words[1])
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        base = status_kb("VmRSS:")
+        with no_grad_for(words[1]):
+            y = f()
+            del y
+        return "ok %d" % ((status_kb("VmHWM:") - base) * 1024)
     if cmd == "save":
         with no_grad_for(words[1]):
             y = op_function(words[1])()

@@ -77,6 +77,11 @@ void attend(T* row, const T* x, std::size_t heads, std::size_t k, std::size_t f,
     V acc[block];
     for (V& a : acc) a = V(T(0));
     for (std::size_t j = 0; j < m; ++j) {
+      if (j + 16 < m) {  // a random source's row misses the nearer caches
+        const auto* ahead = reinterpret_cast<const char*>(from(j + 16, i));
+        for (std::size_t b = 0; b < block * lanes * sizeof(T); b += 64)
+          __builtin_prefetch(ahead + b, 0, 3);
+      }
       const V sv(weights[2 * j]), pv(weights[2 * j + 1]);
       const T* xr = from(j, i);
       for (std::size_t b = 0; b < block; ++b)

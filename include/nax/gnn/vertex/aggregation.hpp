@@ -121,6 +121,8 @@ class aggregated : public vertex_value_tag {
   simd::vec<T> vector(std::size_t i) const {
     return read_vector<Inner>(row_, layout_, i);
   }
+  template <class Inner>
+  void prefetch(const site&, std::size_t, std::size_t) const {}  // v's row: already near
 
   // The backward (leaf.hpp): cotangents of the value, into the rows of grad_into.
   template <class Inner>
@@ -173,6 +175,17 @@ enum class reduction { sum, mean, max };
 
 // Vectors of a row reduced together over the edges, so that each is written once.
 inline constexpr std::size_t block = 8;
+
+// f(std::integral_constant<std::size_t, k>) for k in 1 .. block - 1: the vectors left after the
+// full blocks, reduced in one loop over the edges too (a head of 16 floats is 2 vectors: one loop,
+// not two, each redoing the edge's work).
+template <class F>
+void with_rest(std::size_t k, F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((k == I + 1 ? (f(std::integral_constant<std::size_t, I + 1>{}), 0) : 0), ...);
+  }
+  (std::make_index_sequence<block - 1>{});
+}
 
 /// sum, mean or max of x over v's in-edges.
 template <reduction K, class X>
@@ -288,7 +301,8 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
       if constexpr (!invariant_v<Row, Inner>) {
         constexpr std::size_t w = simd::width<T>;
         for (; i + block * w <= n; i += block * w) reduce_vectors<block>(g, v, begin, end, out, i);
-        for (; i + w <= n; i += w) reduce_vectors<1>(g, v, begin, end, out, i);
+        with_rest((n - i) / w, [&](auto b) { reduce_vectors<b()>(g, v, begin, end, out, i); });
+        i += (n - i) / w * w;
       }
       for (; i < n; ++i) {
         T acc = start();
@@ -308,6 +322,8 @@ class aggregation : public aggregated<typename X::value_type, typename X::axes_t
     V acc[B];
     for (V& a : acc) a = V(start());
     for (std::size_t e = begin; e < end; ++e) {
+      if (e + prefetch_distance < end)
+        x_.template prefetch<Inner>(site_of(g, v, e + prefetch_distance), i, B * w);
       x_.template at_site<Inner>(site_of(g, v, e));
       for (std::size_t j = 0; j < B; ++j)
         acc[j] = combine(acc[j], x_.template vector<Inner>(i + j * w));
@@ -494,7 +510,9 @@ class softmax_aggregation
         constexpr std::size_t w = simd::width<T>;
         for (; i + block * w <= n; i += block * w)
           weigh<V, block>(g, v, begin, end, out, most, total, i);
-        for (; i + w <= n; i += w) weigh<V, 1>(g, v, begin, end, out, most, total, i);
+        with_rest((n - i) / w,
+                  [&](auto b) { weigh<V, b()>(g, v, begin, end, out, most, total, i); });
+        i += (n - i) / w * w;
       }
       for (; i < n; ++i) weigh<T, 1>(g, v, begin, end, out, most, total, i);
     });
@@ -544,6 +562,11 @@ class softmax_aggregation
     if constexpr (scalar_scores) {
       T most = lowest, total = 0;
       for (std::size_t e = begin; e < end; ++e) {
+        if (e + prefetch_distance < end) {
+          const site ahead = site_of(g, v, e + prefetch_distance);
+          s_.template prefetch<Inner>(ahead, i, B * w);
+          x_.template prefetch<Inner>(ahead, i, B * w);
+        }
         const site at = site_of(g, v, e);
         s_.template at_site<Inner>(at);
         x_.template at_site<Inner>(at);
@@ -577,6 +600,11 @@ class softmax_aggregation
         total[j] = U(T(0));
       }
       for (std::size_t e = begin; e < end; ++e) {
+        if (e + prefetch_distance < end) {
+          const site ahead = site_of(g, v, e + prefetch_distance);
+          s_.template prefetch<Inner>(ahead, i, B * w);
+          x_.template prefetch<Inner>(ahead, i, B * w);
+        }
         const site at = site_of(g, v, e);
         s_.template at_site<Inner>(at);
         x_.template at_site<Inner>(at);

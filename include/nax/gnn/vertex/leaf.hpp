@@ -148,6 +148,23 @@ void add_scalar(T* g, const row_layout<Row>& l, std::size_t i, T cot) {
     g[i * l.template inner_stride<Inner>()] += cot;
 }
 
+// How many edges ahead the loops over in-edges prefetch the rows they will read: a row of a
+// random source is a miss of the nearer caches, and the loops would otherwise wait for each.
+inline constexpr std::size_t prefetch_distance = 16;
+
+/// Prefetches `count` values of row r from inner index i (their cache lines).
+template <class Inner, class T, class Row>
+void prefetch_row(const T* r, std::size_t i, std::size_t count) {
+  if constexpr (!invariant_v<Row, Inner>) {
+    if constexpr (axes_index_of_v<Row, Inner> + 1 == row_layout<Row>::rank) {
+      const char* p = reinterpret_cast<const char*>(r + i);
+      for (std::size_t b = 0; b < count * sizeof(T); b += 64) __builtin_prefetch(p + b, 0, 3);
+      return;
+    }
+  }
+  __builtin_prefetch(r, 0, 3);
+}
+
 /// Passes cotangent cot of inner index i (lanes i.. for a vector) to operand c: summed over the
 /// row when c lacks the Inner axis (it was broadcast along it).
 template <class Inner, class C, class U>
@@ -202,6 +219,15 @@ class leaf : public vertex_value_tag {
   template <class Inner>
   simd::vec<T> vector(std::size_t i) const {
     return read_vector<Inner>(row_, layout_, i);
+  }
+  /// Prefetches what at_site(s) and then `count` values from inner index i will read (rows that
+  /// change from edge to edge: the source's and the edge's).
+  template <class Inner>
+  void prefetch(const site& s, std::size_t i, std::size_t count) const {
+    if constexpr (std::is_same_v<Scope, source_scope>)
+      prefetch_row<Inner, T, Row>(base_ + s.u * layout_.size + outer_, i, count);
+    if constexpr (std::is_same_v<Scope, edge_scope>)
+      prefetch_row<Inner, T, Row>(base_ + s.edge * layout_.size + outer_, i, count);
   }
   template <class F>
   void for_each_aggregation(F&&) {}
@@ -266,6 +292,8 @@ class constant : public vertex_value_tag {
   simd::vec<T> vector(std::size_t) const {
     return simd::vec<T>(value_);
   }
+  template <class Inner>
+  void prefetch(const site&, std::size_t, std::size_t) const {}
   template <class F>
   void for_each_aggregation(F&&) {}
   template <class F>

@@ -201,6 +201,10 @@ class unary : public vertex_value_tag {
     else
       return f_(x_.template vector<Inner>(i));
   }
+  template <class Inner>
+  void prefetch(const site& s, std::size_t i, std::size_t count) const {
+    x_.template prefetch<Inner>(s, i, count);
+  }
   template <class G>
   void for_each_aggregation(G&& g) {
     x_.for_each_aggregation(g);
@@ -298,6 +302,11 @@ class binary : public vertex_value_tag {
       return simd::vec<value_type>(once_);
     else
       return f_(l_.template vector<Inner>(i), r_.template vector<Inner>(i));
+  }
+  template <class Inner>
+  void prefetch(const site& s, std::size_t i, std::size_t count) const {
+    l_.template prefetch<Inner>(s, i, count);
+    r_.template prefetch<Inner>(s, i, count);
   }
   template <class G>
   void for_each_aggregation(G&& g) {
