@@ -57,14 +57,15 @@ double dot_rows4(const T* x, const T* y, std::size_t f) {
 
 }  // namespace detail
 
-/// The VJP of gat(g, h, a_src, a_dst, negative_slope) for the cotangent dout of its output (see
-/// the file comment). nax::shape_error, naming what does not fit, if h's node extent is not g's
-/// node count, a_src or a_dst are not h's heads × features, or dout's extents are not h's.
+namespace detail {
+
+// gat_grad; with_h false: dh is left 0, and its pass over the sources reduced to the sums
+// da_src needs (for a graph node whose result is da_src and da_dst alone: gnn/traced.hpp).
 template <class T, class Head, class Feat>
 gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat>& h,
                                   const tensor<T, Head, Feat>& a_src,
                                   const tensor<T, Head, Feat>& a_dst, T negative_slope,
-                                  const tensor<T, node, Head, Feat>& dout) {
+                                  const tensor<T, node, Head, Feat>& dout, bool with_h) {
   const std::size_t n = h.template extent<node>();
   g.check_nodes("gat_grad", n);
   detail::check_attention("gat_grad", h, a_src, a_dst);
@@ -166,6 +167,7 @@ gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat
         for (std::size_t e = begin; e < end; ++e)
           for (std::size_t k = 0; k < heads; ++k)
             sum[k] += ds[static_cast<std::size_t>(ids[e]) * heads + k];
+        if (!with_h) continue;
         for (std::size_t k = 0; k < heads; ++k) {
           T* row = dh + u * hf + k * f;
           detail::sum_rows(row, dy + k * f, f, hf, dests, begin, end, [&](std::size_t e) {
@@ -216,6 +218,19 @@ gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat
     }
   }
   return grads;
+}
+
+}  // namespace detail
+
+/// The VJP of gat(g, h, a_src, a_dst, negative_slope) for the cotangent dout of its output (see
+/// the file comment). nax::shape_error, naming what does not fit, if h's node extent is not g's
+/// node count, a_src or a_dst are not h's heads × features, or dout's extents are not h's.
+template <class T, class Head, class Feat>
+gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat>& h,
+                                  const tensor<T, Head, Feat>& a_src,
+                                  const tensor<T, Head, Feat>& a_dst, T negative_slope,
+                                  const tensor<T, node, Head, Feat>& dout) {
+  return detail::gat_grad(g, h, a_src, a_dst, negative_slope, dout, true);
 }
 
 }  // namespace nax::gnn

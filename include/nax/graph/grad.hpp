@@ -47,6 +47,7 @@ inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt,
 #include <string>
 
 #include <nax/core/shape_error.hpp>
+#include <nax/graph/differentiable_kernel.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/graph/vjp/common.hpp>
@@ -69,8 +70,33 @@ inline std::string node_label(const node& n) {
   return "'" + std::string(name(n.kind())) + "'";
 }
 
+// The kernel of an external node that says how to differentiate it, or null.
+inline const differentiable_kernel* differentiable(const node& n) {
+  const auto* e = n.op.get_if<external_op>();
+  return e ? dynamic_cast<const differentiable_kernel*>(e->kernel.get()) : nullptr;
+}
+
+// An external node's VJP, from its kernel (differentiable_kernel.hpp).
+inline void vjp_external(const vjp_context& c, const differentiable_kernel& k) {
+  std::vector<value> args;
+  for (std::size_t i = 0; i < c.n.inputs.size(); ++i) args.push_back(c.operand(i));
+  const std::vector<std::optional<value>> d = k.vjp(args, c.y, c.dy);
+  if (d.size() != args.size())
+    nax::detail::throw_shape_error("nax::graph::grad: external node '", k.label(), "' gave ",
+                                   d.size(), " cotangents for ", args.size(), " operands");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!d[i] || !c.wants[i]) continue;
+    if (d[i]->shape() != c.shape_of(i))
+      nax::detail::throw_shape_error("nax::graph::grad: external node '", k.label(),
+                                     "' gave a cotangent of shape ", d[i]->shape().to_string(),
+                                     " for operand ", i, " of shape ", c.shape_of(i).to_string());
+    c.give(i, *d[i]);
+  }
+}
+
 // Node n's VJP: its operands' cotangents from its own (c.dy).
 inline void vjp_of(const vjp_context& c) {
+  if (const differentiable_kernel* k = differentiable(c.n)) return vjp_external(c, *k);
   switch (c.n.kind()) {
     case op_kind::elementwise: return vjp_elementwise(c);
     case op_kind::reduce: return vjp_reduce(c);
@@ -108,6 +134,7 @@ inline void vjp_of(const vjp_context& c) {
 // before it adds any node, so that a grad that throws leaves the builder as it was.
 inline std::string vjp_refusal(const builder& b, node_id v) {
   const node& n = b.at(v);
+  if (differentiable(n)) return "";
   switch (n.kind()) {
     case op_kind::external:
     case op_kind::fused_elementwise:
