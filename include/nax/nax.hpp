@@ -68,6 +68,15 @@
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/jit/value_and_grad.hpp>
 
+// gnn: graphs, the vertex-centric model, the prebuilt layers and their gradients
+#include <nax/gnn/aggregate.hpp>
+#include <nax/gnn/aggregate_grad.hpp>
+#include <nax/gnn/csr.hpp>
+#include <nax/gnn/gat.hpp>
+#include <nax/gnn/gat_grad.hpp>
+#include <nax/gnn/traced.hpp>
+#include <nax/gnn/vertex.hpp>
+
 // io
 #include <nax/io/npy.hpp>
 #include <nax/io/npz.hpp>
