@@ -176,6 +176,21 @@ int main(int argc, char** argv) {
                                            nax::sum<node>(d_el * hg), nax::sum<node>(d_er * hg)};
     return out;
   };
+  // The same through nax::value_and_grad: gat as a graph node (gnn/traced.hpp), its VJP the
+  // hand-derived kernels as two nodes.
+  auto traced_step = nax::value_and_grad(
+      [&](auto x, auto r, auto as, auto ad) {
+        return nax::sum<node>(nax::sum<head>(nax::sum<hfeat>(gnn::gat(g, x, as, ad, 0.2f) * r)));
+      },
+      nax::input<float, node, head, hfeat>("h"), nax::data<float, node, head, hfeat>("dout"),
+      nax::input<float, head, hfeat>("a_src"), nax::input<float, head, hfeat>("a_dst"));
+  const auto traced_gat_grads = [&] {
+    auto [loss, grads] = traced_step(hg, dout, a_src, a_dst);
+    do_not_optimize(loss.data()[0]);
+    return gnn::gat_grads<float, head, hfeat>{std::move(std::get<0>(grads)),
+                                              std::move(std::get<1>(grads)),
+                                              std::move(std::get<2>(grads))};
+  };
   const auto prebuilt_gat_grads = [&] {
     do_not_optimize(gnn::gat(g, hg, a_src, a_dst, 0.2f).data()[0]);
     return gnn::gat_grad(g, hg, a_src, a_dst, 0.2f, dout);
@@ -232,6 +247,10 @@ int main(int argc, char** argv) {
             "nax gat + gat_grad", kind::nax, t,
             [&] { do_not_optimize(prebuilt_gat_grads().h.data()[0]); },
             [&] { return check(flat(prebuilt_gat_grads()).data()); }));
+        vs.push_back(timed(
+            "nax value_and_grad (gat as a graph node)", kind::baseline, t,
+            [&] { do_not_optimize(traced_gat_grads().h.data()[0]); },
+            [&] { return check(flat(traced_gat_grads()).data()); }));
         vs.push_back(timed(
             "nax zoom_in + zoom_in_grad", kind::baseline, t,
             [&] { do_not_optimize(vertex_gat_grads().h.data()[0]); },
@@ -325,6 +344,8 @@ int main(int argc, char** argv) {
   torch_peak("gat", "PyTorch, per-edge", "gnn_gat");
   row("gat fwd+bwd", "nax gat + gat_grad",
       peak_extra([&] { do_not_optimize(prebuilt_gat_grads().h.data()[0]); }));
+  row("gat fwd+bwd", "nax value_and_grad",
+      peak_extra([&] { do_not_optimize(traced_gat_grads().h.data()[0]); }));
   row("gat fwd+bwd", "nax zoom_in + zoom_in_grad",
       peak_extra([&] { do_not_optimize(vertex_gat_grads().h.data()[0]); }));
   torch_peak("gat fwd+bwd", "PyTorch, per-edge", "gnn_gat_grads");

@@ -59,8 +59,9 @@ double dot_rows4(const T* x, const T* y, std::size_t f) {
 
 namespace detail {
 
-// gat_grad; with_h false: dh is left 0, and its pass over the sources reduced to the sums
-// da_src needs (for a graph node whose result is da_src and da_dst alone: gnn/traced.hpp).
+// gat_grad; with_h false: dh is not computed (its tensor left unset), and its pass over the
+// sources reduced to the sums da_src needs (for a graph node whose result is da_src and da_dst
+// alone: gnn/traced.hpp).
 template <class T, class Head, class Feat>
 gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat>& h,
                                   const tensor<T, Head, Feat>& a_src,
@@ -77,7 +78,9 @@ gat_grads<T, Head, Feat> gat_grad(const csr& g, const tensor<T, node, Head, Feat
     nax::detail::throw_shape_error("nax::gnn::gat_grad: dout has ", dout.template extent<Head>(),
                                    " heads of ", dout.template extent<Feat>(), " features, h ",
                                    heads, " of ", f);
-  gat_grads<T, Head, Feat> grads{zeros_like(h), zeros_like(a_src), zeros_like(a_dst)};
+  // Without dh, its tensor is never touched (nor its pages mapped).
+  gat_grads<T, Head, Feat> grads{with_h ? zeros_like(h) : tensor<T, node, Head, Feat>(h.extents()),
+                                 zeros_like(a_src), zeros_like(a_dst)};
   if (h.size() == 0) return grads;
 
   std::vector<double> src_half, dst_half;
