@@ -5,16 +5,19 @@
 // nax::graph::grad, and with it value_and_grad, differentiates a model through it:
 //
 //   auto step = nax::value_and_grad(
-//       [&](auto x, auto labels, auto w, auto a_src, auto a_dst) {
-//         auto h = nax::gnn::gat(g, nax::split<...>(nax::dot<in>(x, w)), a_src, a_dst, 0.2f);
-//         return ...;  // a loss
-//       }, ...);
+//       [&](auto x, auto w, auto a_src, auto a_dst) {
+//         auto h = nax::gnn::gat(g, nax::dot<in>(x, w), a_src, a_dst, 0.2f);  // w: [in, head, f]
+//         return nax::sum<nax::gnn::node>(...);                                 // a loss
+//       },
+//       nax::data<float, nax::gnn::node, in>("x"), nax::input<float, in, head, f>("w"), ...);
 //
 // The VJPs are the layers' hand-derived backward kernels (aggregate_grad.hpp, gat_grad.hpp), as
 // nodes of the same graph:
 //   aggregate_sum, aggregate_mean, gcn   one node: the aggregation over the transpose;
 //   gat   two nodes: dh (gat_grad), and da_src with da_dst (gat_grad's destination pass and
-//         the sums over nodes, without dh's pass: 1.5 times the work of one gat_grad call).
+//         the sums over nodes, without dh's pass). The second repeats the costly pass: bench/gnn
+//         measured forward + backward at 1.6 times the direct calls (a node with three results
+//         would remove it; the graph's external nodes have one).
 //
 // A layer's node keeps a copy of the graph g, so g may go away after tracing. The operands must
 // be nodes (traced values): an expression over traced values becomes one with nax::eval.

@@ -84,21 +84,6 @@ namespace detail {
 
 inline constexpr std::size_t grad_block = 64;  // nodes per block of a parameter's partial sums
 
-// The program's value, checked as zoom_in checks it.
-template <class Program>
-auto result_of(const vertex& at, Program&& program) {
-  auto result = program(at);
-  using R = decltype(result);
-  static_assert(is_vertex_value_v<R>,
-                "nax::gnn::zoom_in_grad: the program must return a value made from v");
-  // An error here means the program returned a per-edge value where a node's is needed.
-  static_assert(
-      nax::detail::require<
-          is_per_node_scope_v<typename R::scope>,
-          error::gnn_per_edge_value_used_as_node_value_aggregate_it_first<typename R::scope>>);
-  return result;
-}
-
 // Row cot of v's result back through the result r (a node value that is not an aggregation).
 template <class R>
 void pull_row(R& r, std::size_t v, const typename R::value_type* cot,

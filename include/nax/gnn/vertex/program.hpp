@@ -42,17 +42,7 @@
 #include <nax/typed/tensor.hpp>
 
 namespace nax::gnn {
-namespace detail {
-
-template <class Row, class H>
-row_layout<Row> row_of(const H& h) {
-  return layout_of<Row>(h);
-}
-
-template <class L>
-using without_node = mp::mp_pop_front<L>;
-
-}  // namespace detail
+namespace detail {}  // namespace detail
 
 /// The destination vertex of a vertex program, and the values it reads.
 class vertex {
@@ -66,14 +56,14 @@ class vertex {
   auto dst(const tensor<T, node, A...>& h) const {
     g_->check_nodes("vertex::dst", h.template extent<node>());
     return detail::leaf<node_scope, T, nax::axes<A...>>(
-        h.data(), detail::row_of<nax::axes<A...>>(h), g_->num_nodes());
+        h.data(), detail::layout_of<nax::axes<A...>>(h), g_->num_nodes());
   }
   /// The source's row of h on each of v's in-edges: a source value.
   template <class T, class... A>
   auto src(const tensor<T, node, A...>& h) const {
     g_->check_nodes("vertex::src", h.template extent<node>());
     return detail::leaf<source_scope, T, nax::axes<A...>>(
-        h.data(), detail::row_of<nax::axes<A...>>(h), g_->num_nodes());
+        h.data(), detail::layout_of<nax::axes<A...>>(h), g_->num_nodes());
   }
   /// The row of w (over [edge, ...], in the order of the edge lists given to csr::from_edges) of
   /// each of v's in-edges: an edge value.
@@ -84,7 +74,7 @@ class vertex {
       nax::detail::throw_shape_error("nax::gnn::vertex::edge: w has ", e, " edges, the graph ",
                                      g_->num_edges());
     return detail::leaf<edge_scope, T, nax::axes<A...>>(w.data(),
-                                                        detail::row_of<nax::axes<A...>>(w), e);
+                                                        detail::layout_of<nax::axes<A...>>(w), e);
   }
   /// A tensor the same for every vertex (a parameter): over its own axes, none of them the node
   /// axis.
@@ -94,7 +84,7 @@ class vertex {
                   "nax::gnn::vertex::param: a tensor over the node axis; read it with v.src(h) "
                   "or v.dst(h)");
     return detail::leaf<param_scope, T, nax::axes<A...>>(a.data(),
-                                                         detail::row_of<nax::axes<A...>>(a), 1);
+                                                         detail::layout_of<nax::axes<A...>>(a), 1);
   }
   /// A constant.
   template <class T>
@@ -135,6 +125,24 @@ void write_row(R& r, std::size_t v, typename R::value_type* out,
   });
 }
 
+// The program's value at v, checked: a node value.
+template <class Program>
+auto result_of(const vertex& at, Program&& program) {
+  auto result = program(at);
+  using R = decltype(result);
+  // An error here means the program returned something other than a value made from v.
+  static_assert(
+      is_vertex_value_v<R>,
+      "nax::gnn::zoom_in, zoom_in_grad: the program must return a value made from v (v.dst(h), an "
+      "aggregation such as nax::gnn::sum(...), or ops over those)");
+  // An error here means the program returned a per-edge value where a node's is needed.
+  static_assert(
+      nax::detail::require<
+          is_per_node_scope_v<typename R::scope>,
+          error::gnn_per_edge_value_used_as_node_value_aggregate_it_first<typename R::scope>>);
+  return result;
+}
+
 // The aggregations of r at split destination v (csr.hpp): each, inner ones first, as parts of
 // v's in-edges over the threads, merged in order into its row. r's aggregations keep their rows
 // where every thread reads them (and a part's copy of an aggregation reads the ones inside it
@@ -167,17 +175,8 @@ void compute_split(const csr& g, const in_edges& edges, R& r, std::size_t v) {
 template <class Program>
 auto zoom_in(const csr& g, Program&& program) {
   const vertex at(g);
-  auto result = program(at);
+  auto result = detail::result_of(at, program);
   using R = decltype(result);
-  // An error here means the program returned something other than a value made from v.
-  static_assert(detail::is_vertex_value_v<R>,
-                "nax::gnn::zoom_in: the program must return a value made from v (v.dst(h), an "
-                "aggregation such as nax::gnn::sum(...), or ops over those)");
-  // An error here means the program returned a per-edge value where a node's is needed.
-  static_assert(
-      nax::detail::require<
-          is_per_node_scope_v<typename R::scope>,
-          error::gnn_per_edge_value_used_as_node_value_aggregate_it_first<typename R::scope>>);
   using T = typename R::value_type;
   using Row = typename R::axes_type;
   const std::size_t n = g.num_nodes();
