@@ -72,9 +72,9 @@ TEST_CASE("sum, mean and gcn match plain loops; 1 and 2 threads give the same bi
     std::size_t n, e;
     double hub;
   };
-  for (const shape_case c : {shape_case{0, 0, 0}, shape_case{1, 0, 0}, shape_case{7, 3, 0},
-                             shape_case{50, 400, 0}, shape_case{300, 3000, 0.6},
-                             shape_case{2000, 9000, 0.6}}) {
+  for (const shape_case c :
+       {shape_case{0, 0, 0}, shape_case{1, 0, 0}, shape_case{7, 3, 0}, shape_case{50, 400, 0},
+        shape_case{300, 3000, 0.6}, shape_case{2000, 9000, 0.6}}) {
     CAPTURE(c.n);
     CAPTURE(c.e);
     const gnn::csr g = random_graph(std::max<std::size_t>(c.n, 1), c.e, c.hub, rng);

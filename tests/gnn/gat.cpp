@@ -58,9 +58,9 @@ std::vector<double> reference(const gnn::csr& g, const float* h, const float* as
 TEST_CASE("one-pass GAT matches the two-pass reference; 1 and 2 threads give the same bits") {
   threads_guard guard;
   std::mt19937 rng(21);
-  for (const auto& [n, e, hub] : {std::tuple{1, 0, 0.0}, std::tuple{6, 4, 0.0},
-                                  std::tuple{60, 500, 0.0}, std::tuple{200, 2000, 0.5},
-                                  std::tuple{1000, 9000, 0.6}}) {
+  for (const auto& [n, e, hub] :
+       {std::tuple{1, 0, 0.0}, std::tuple{6, 4, 0.0}, std::tuple{60, 500, 0.0},
+        std::tuple{200, 2000, 0.5}, std::tuple{1000, 9000, 0.6}}) {
     const auto nodes = static_cast<std::size_t>(n);
     CAPTURE(nodes);
     std::vector<std::int32_t> src(static_cast<std::size_t>(e)), dst(src.size());

@@ -4,8 +4,10 @@
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/csr.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -47,6 +49,24 @@ void for_each_in_edge(const nax::gnn::csr& g, std::size_t v, F f) {
   for (auto e = static_cast<std::size_t>(g.offsets()[v]);
        e < static_cast<std::size_t>(g.offsets()[v + 1]); ++e)
     f(static_cast<std::size_t>(g.sources()[e]), static_cast<std::size_t>(g.edge_ids()[e]));
+}
+
+/// Whether a and b (tensors) have the same elements, bit for bit.
+template <class X>
+bool same_bits(const X& a, const X& b) {
+  return a.size() == b.size() &&
+         (a.size() == 0 ||
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(typename X::value_type)) == 0);
+}
+
+/// The largest |got - want| / (1 + |want|).
+inline double worst(const float* got, const std::vector<double>& want) {
+  double w = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double d = std::abs(got[i] - want[i]) / (1 + std::abs(want[i]));
+    w = d > w ? d : w;
+  }
+  return w;
 }
 
 }  // namespace gnn_test

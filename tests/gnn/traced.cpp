@@ -22,16 +22,7 @@ using head = nax::axis<"head", 2>;
 using feat = nax::axis<"feat", 5>;
 using in = nax::axis<"in", 3>;
 
-namespace {
-
-template <class X>
-bool same_bits(const X& a, const X& b) {
-  return a.size() == b.size() &&
-         (a.size() == 0 ||
-          std::memcmp(a.data(), b.data(), a.size() * sizeof(typename X::value_type)) == 0);
-}
-
-}  // namespace
+using gnn_test::same_bits;
 
 TEST_CASE("value_and_grad through gat and the aggregations: the hand-derived gradients' bits") {
   std::mt19937 rng(41);

@@ -23,19 +23,8 @@ using feat = nax::axis<"feat", 75>;  // a block of 8 vectors, a vector and a tai
 namespace {
 
 using gnn_test::for_each_in_edge;
-
-double worst(const float* got, const std::vector<double>& want) {
-  double w = 0;
-  for (std::size_t i = 0; i < want.size(); ++i)
-    w = std::max(w, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
-  return w;
-}
-
-template <class X>
-bool same_bits(const X& a, const X& b) {
-  return a.size() == b.size() &&
-         (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using gnn_test::same_bits;
+using gnn_test::worst;
 
 enum kind { sum, mean, max };
 

@@ -92,58 +92,25 @@ std::size_t inner_extent(const row_layout<Row>& l) {
 /// An aggregation's value as the stages after it read it: a row per destination, in a buffer of
 /// the thread computing it.
 template <class T, class Row>
-class aggregated : public vertex_value_tag {
+class aggregated : public row_value<T, Row> {
  public:
   using scope = node_scope;
-  using value_type = T;
-  using axes_type = Row;
 
-  explicit aggregated(row_layout<Row> layout) : layout_(layout), id_(new_aggregation_id()) {}
+  explicit aggregated(row_layout<Row> layout)
+      : row_value<T, Row>(layout), id_(new_aggregation_id()) {}
 
-  template <class A>
-  std::size_t extent() const {
-    return layout_.template extent_of<A>();
-  }
-  template <class Out>
-  void at_outer(const std::size_t* idx) {
-    outer_ = layout_.template outer_offset<Out>(idx);
-  }
   template <class Inner>
   void at_site(const site& s) {
-    row_ = value_ + s.v * per_node_ + outer_;
-    if (grad_) grad_row_ = grad_ + s.v * per_node_ + outer_;
-  }
-  template <class Inner>
-  T scalar(std::size_t i) const {
-    return read_scalar<Inner>(row_, layout_, i);
-  }
-  template <class Inner>
-  simd::vec<T> vector(std::size_t i) const {
-    return read_vector<Inner>(row_, layout_, i);
+    this->point_at(value_, grad_, per_node_ != 0 ? s.v : 0);
   }
   template <class Inner>
   void prefetch(const site&, std::size_t, std::size_t) const {}  // v's row: already near
 
-  // The backward (leaf.hpp): cotangents of the value, into the rows of grad_into.
-  template <class Inner>
-  void pull(std::size_t i, const simd::vec<T>& cot) {
-    if (grad_) add_vector<Inner>(grad_row_, layout_, i, cot);
-  }
-  template <class Inner>
-  void pull_scalar(std::size_t i, T cot) {
-    if (grad_) add_scalar<Inner>(grad_row_, layout_, i, cot);
-  }
-  void accumulate(T cot) {
-    if (grad_) *grad_row_ += cot;
-  }
-  template <class Inner>
-  void flush() {}
-
   std::uint64_t id() const { return id_; }
-  std::size_t size() const { return layout_.size; }
+  std::size_t size() const { return this->layout_.size; }
   bool owner() const { return owner_; }
   /// Where the value is kept: v's row at value + v × per_node (per_node 0: one row, the current
-  /// destination's). `owner` false: a copy whose twin computes it.
+  /// destination's; else the row's size). `owner` false: a copy whose twin computes it.
   void keep_in(T* value, std::size_t per_node, bool owner) {
     value_ = value;
     per_node_ = per_node;
@@ -157,18 +124,12 @@ class aggregated : public vertex_value_tag {
  protected:
   T* row_of(std::size_t v) const { return value_ + v * per_node_; }
 
-  row_layout<Row> layout_;
   std::uint64_t id_;
   T* value_ = nullptr;
   std::size_t per_node_ = 0;
   bool owner_ = true;
   T* grad_ = nullptr;
   const T* cot_ = nullptr;
-
- private:
-  std::size_t outer_ = 0;
-  const T* row_ = nullptr;
-  T* grad_row_ = nullptr;
 };
 
 enum class reduction { sum, mean, max };
@@ -518,6 +479,18 @@ class softmax_aggregation
     });
   }
 
+  // The score and the value at v's in-edge e, the edge `prefetch_distance` ahead prefetched.
+  template <std::size_t Count>
+  void visit(const in_edges& g, std::size_t v, std::size_t e, std::size_t end, std::size_t i) {
+    if (e + prefetch_distance < end) {
+      const site ahead = site_of(g, v, e + prefetch_distance);
+      s_.template prefetch<Inner>(ahead, i, Count);
+      x_.template prefetch<Inner>(ahead, i, Count);
+    }
+    const site at = site_of(g, v, e);
+    s_.template at_site<Inner>(at);
+    x_.template at_site<Inner>(at);
+  }
   template <class U>
   U score(std::size_t i) const {
     if constexpr (simd::is_vec_v<U>)
@@ -562,14 +535,7 @@ class softmax_aggregation
     if constexpr (scalar_scores) {
       T most = lowest, total = 0;
       for (std::size_t e = begin; e < end; ++e) {
-        if (e + prefetch_distance < end) {
-          const site ahead = site_of(g, v, e + prefetch_distance);
-          s_.template prefetch<Inner>(ahead, i, B * w);
-          x_.template prefetch<Inner>(ahead, i, B * w);
-        }
-        const site at = site_of(g, v, e);
-        s_.template at_site<Inner>(at);
-        x_.template at_site<Inner>(at);
+        visit<B * w>(g, v, e, end, i);
         const T s = s_.template scalar<Inner>(0);
         // A new maximum rescales what is summed so far; one exp per edge.
         T scale = 1, p = 1;
@@ -600,14 +566,7 @@ class softmax_aggregation
         total[j] = U(T(0));
       }
       for (std::size_t e = begin; e < end; ++e) {
-        if (e + prefetch_distance < end) {
-          const site ahead = site_of(g, v, e + prefetch_distance);
-          s_.template prefetch<Inner>(ahead, i, B * w);
-          x_.template prefetch<Inner>(ahead, i, B * w);
-        }
-        const site at = site_of(g, v, e);
-        s_.template at_site<Inner>(at);
-        x_.template at_site<Inner>(at);
+        visit<B * w>(g, v, e, end, i);
         for (std::size_t j = 0; j < B; ++j) {
           const U s = score<U>(i + j * w);
           const auto up = s > most[j];

@@ -181,18 +181,15 @@ void push(C& c, std::size_t i, const U& cot) {
   }
 }
 
-/// A value read from memory: a node's row (v's own, or the source's), an edge's row, or a
-/// parameter (the same row everywhere).
-template <class Scope, class T, class Row>
-class leaf : public vertex_value_tag {
+/// A row of values in memory as a stage reads it (leaf.hpp's protocol: extent, at_outer, scalar,
+/// vector, and the backward's pull, pull_scalar, accumulate, flush), and the row its cotangents
+/// are added to. A leaf and an aggregation's kept rows are both one; each says which row a site
+/// reads (point_at).
+template <class T, class Row>
+class row_value : public vertex_value_tag {
  public:
-  using scope = Scope;
   using value_type = T;
   using axes_type = Row;
-
-  /// rows: how many rows the tensor has (nodes, edges, or 1 for a parameter).
-  leaf(const T* base, row_layout<Row> layout, std::size_t rows)
-      : base_(base), layout_(layout), rows_(rows) {}
 
   template <class A>
   std::size_t extent() const {
@@ -203,16 +200,6 @@ class leaf : public vertex_value_tag {
     outer_ = layout_.template outer_offset<Out>(idx);
   }
   template <class Inner>
-  void at_site(const site& s) {
-    std::size_t index = 0;
-    if constexpr (std::is_same_v<Scope, node_scope>) index = s.v;
-    if constexpr (std::is_same_v<Scope, source_scope>) index = s.u;
-    if constexpr (std::is_same_v<Scope, edge_scope>) index = s.edge;
-    row_ = base_ + index * layout_.size + outer_;
-    if (grad_)
-      grad_row_ = grad_ + (std::is_same_v<Scope, param_scope> ? 0 : index) * layout_.size + outer_;
-  }
-  template <class Inner>
   T scalar(std::size_t i) const {
     return read_scalar<Inner>(row_, layout_, i);
   }
@@ -220,34 +207,64 @@ class leaf : public vertex_value_tag {
   simd::vec<T> vector(std::size_t i) const {
     return read_vector<Inner>(row_, layout_, i);
   }
+  template <class Inner>
+  void pull(std::size_t i, const simd::vec<T>& cot) {
+    if (grad_row_) add_vector<Inner>(grad_row_, layout_, i, cot);
+  }
+  template <class Inner>
+  void pull_scalar(std::size_t i, T cot) {
+    if (grad_row_) add_scalar<Inner>(grad_row_, layout_, i, cot);
+  }
+  void accumulate(T cot) {
+    if (grad_row_) *grad_row_ += cot;
+  }
+  template <class Inner>
+  void flush() {}
+
+ protected:
+  explicit row_value(row_layout<Row> layout) : layout_(layout) {}
+  /// Row `index` of the rows at base, for this stage's outer indices; its cotangents into the
+  /// same row of grad (null: nowhere).
+  void point_at(const T* base, T* grad, std::size_t index) {
+    row_ = base + index * layout_.size + outer_;
+    grad_row_ = grad ? grad + index * layout_.size + outer_ : nullptr;
+  }
+  std::size_t outer() const { return outer_; }
+
+  row_layout<Row> layout_;
+
+ private:
+  std::size_t outer_ = 0;
+  const T* row_ = nullptr;
+  T* grad_row_ = nullptr;
+};
+
+/// A value read from memory: a node's row (v's own, or the source's), an edge's row, or a
+/// parameter (the same row everywhere).
+template <class Scope, class T, class Row>
+class leaf : public row_value<T, Row> {
+ public:
+  using scope = Scope;
+
+  /// rows: how many rows the tensor has (nodes, edges, or 1 for a parameter).
+  leaf(const T* base, row_layout<Row> layout, std::size_t rows)
+      : row_value<T, Row>(layout), base_(base), rows_(rows) {}
+
+  template <class Inner>
+  void at_site(const site& s) {
+    this->point_at(base_, grad_, index(s));
+  }
   /// Prefetches what at_site(s) and then `count` values from inner index i will read (rows that
   /// change from edge to edge: the source's and the edge's).
   template <class Inner>
   void prefetch(const site& s, std::size_t i, std::size_t count) const {
-    if constexpr (std::is_same_v<Scope, source_scope>)
-      prefetch_row<Inner, T, Row>(base_ + s.u * layout_.size + outer_, i, count);
-    if constexpr (std::is_same_v<Scope, edge_scope>)
-      prefetch_row<Inner, T, Row>(base_ + s.edge * layout_.size + outer_, i, count);
+    if constexpr (std::is_same_v<Scope, source_scope> || std::is_same_v<Scope, edge_scope>)
+      prefetch_row<Inner, T, Row>(base_ + index(s) * this->layout_.size + this->outer(), i, count);
   }
   template <class F>
   void for_each_aggregation(F&&) {}
   template <class F>
   void for_each_aggregation_reversed(F&&) {}
-
-  // The backward.
-  template <class Inner>
-  void pull(std::size_t i, const simd::vec<T>& cot) {
-    if (grad_) add_vector<Inner>(grad_row_, layout_, i, cot);
-  }
-  template <class Inner>
-  void pull_scalar(std::size_t i, T cot) {
-    if (grad_) add_scalar<Inner>(grad_row_, layout_, i, cot);
-  }
-  void accumulate(T cot) {
-    if (grad_) *grad_row_ += cot;
-  }
-  template <class Inner>
-  void flush() {}
   template <class F>
   void for_each_leaf(F&& f) {
     f(*this);
@@ -255,19 +272,22 @@ class leaf : public vertex_value_tag {
   /// The tensor read (its data), its rows and the size of each.
   const T* key() const { return base_; }
   std::size_t rows() const { return rows_; }
-  std::size_t row_size() const { return layout_.size; }
+  std::size_t row_size() const { return this->layout_.size; }
   /// Where this leaf adds its cotangents (a buffer of rows() x row_size(), or one row for a
   /// parameter); nullptr: nowhere.
   void grad_into(T* g) { grad_ = g; }
 
  private:
+  static std::size_t index(const site& s) {
+    if constexpr (std::is_same_v<Scope, node_scope>) return s.v;
+    if constexpr (std::is_same_v<Scope, source_scope>) return s.u;
+    if constexpr (std::is_same_v<Scope, edge_scope>) return s.edge;
+    return 0;
+  }
+
   const T* base_;
-  row_layout<Row> layout_;
   std::size_t rows_;
-  std::size_t outer_ = 0;
-  const T* row_ = nullptr;
   T* grad_ = nullptr;
-  T* grad_row_ = nullptr;
 };
 
 /// A constant.
