@@ -491,19 +491,21 @@ class softmax_aggregation
     s_.template at_site<Inner>(at);
     x_.template at_site<Inner>(at);
   }
+  // Operand y (the score or the value) at inner index i: a vector from there, or a scalar.
+  template <class U, class Y>
+  static U read(const Y& y, std::size_t i) {
+    if constexpr (simd::is_vec_v<U>)
+      return y.template vector<Inner>(i);
+    else
+      return y.template scalar<Inner>(i);
+  }
   template <class U>
   U score(std::size_t i) const {
-    if constexpr (simd::is_vec_v<U>)
-      return s_.template vector<Inner>(i);
-    else
-      return s_.template scalar<Inner>(i);
+    return read<U>(s_, i);
   }
   template <class U>
   U value(std::size_t i) const {
-    if constexpr (simd::is_vec_v<U>)
-      return x_.template vector<Inner>(i);
-    else
-      return x_.template scalar<Inner>(i);
+    return read<U>(x_, i);
   }
   template <class U>
   static U load(const T* from) {
