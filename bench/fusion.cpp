@@ -104,12 +104,21 @@ void section_chains(const options& o, bool twelve) {
   auto gx = b.parameter("x", shape::make(dtype::f32, {"n"}));
   auto gz = b.parameter("z", shape::make(dtype::f32, {"n"}));
   const g::value y = twelve ? chain12(gx, gz) : chain6(gx, gz);
-  auto fused = g::compile(b, {y});
-  auto plain = g::compile(b, {y}, {.fusion = false});
+  g::compile_options interpreted, native;
+  interpreted.native.policy = g::native_policy::off;
+  native.native.policy = g::native_policy::eager;
+  auto fused = g::compile(b, {y}, interpreted);
+  auto compiled = g::compile(b, {y}, native);
+  g::compile_options unfused = interpreted;
+  unfused.fusion = false;
+  auto plain = g::compile(b, {y}, unfused);
   std::printf("fused steps: %s; unfused: %zu steps\n", steps_of(fused).c_str(),
               plain.program().steps.size());
   const std::vector<dyn_tensor> in = {nax::to_dyn(x), nax::to_dyn(z)};
   std::vector<dyn_tensor> out_f = make_outputs(fused, in), out_p = make_outputs(plain, in);
+  std::vector<dyn_tensor> out_n = make_outputs(compiled, in);
+  std::printf("native tier: %zu group(s) native, %zu failed\n", compiled.stats().native_ready,
+              compiled.stats().native_failed);
   const double bytes = 3.0 * n * sizeof(float);
   auto check = [&](const float* got) { return compare(got, ref.data(), n, 2e-5, 1.0); };
   auto typed = [&] {
@@ -122,7 +131,16 @@ void section_chains(const options& o, bool twelve) {
     nax::set_num_threads(t);
     std::vector<variant> vs;
     vs.push_back(local(
-        "runtime graph, fused", kind::nax, bytes, [&] { fused.run(in, out_f); },
+        "runtime graph, fused, native tier", kind::nax, bytes, [&] { compiled.run(in, out_n); },
+        [&] {
+          typed();
+          compiled.run(in, out_n);
+          if (std::memcmp(out_n[0].data(), out.data(), n * sizeof(float)) != 0)
+            return std::string("not the typed expression's bits");
+          return check(out_n[0].data<float>());
+        }));
+    vs.push_back(local(
+        "runtime graph, fused, interpreter", kind::nax, bytes, [&] { fused.run(in, out_f); },
         [&] {
           fused.run(in, out_f);
           return check(out_f[0].data<float>());

@@ -36,6 +36,11 @@
 #include <nax/runtime/compile.hpp>
 #include <nax/runtime/executable.hpp>
 #include <nax/runtime/input_signature.hpp>
+#include <nax/runtime/native/compile_service.hpp>
+#include <nax/runtime/native/compiler.hpp>
+#include <nax/runtime/native/disk_cache.hpp>
+#include <nax/runtime/native/tier.hpp>
+#include <nax/runtime/native/toolchain.hpp>
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/size_buckets.hpp>
 #include <nax/runtime/specialization.hpp>

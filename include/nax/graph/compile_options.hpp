@@ -54,6 +54,24 @@ struct bounded_sizes {
   std::vector<std::size_t> buckets = {};
 };
 
+/// Whether level 2 runs fused elementwise groups as native code: each group's program written as
+/// C++, compiled by the system's compiler into a shared object and swapped in for the
+/// interpreter, with the same bits (runtime/native/, docs/native.md).
+enum class native_policy {
+  automatic,   // NAX_NATIVE's value (off, background or eager) if it is set, else background
+  off,         // the interpreter only
+  background,  // the interpreter until a group's step has run `after_runs` times; then compiled
+               // (or loaded from the disk cache) on a background thread, and native from the
+               // first run after it is ready. Never blocks a run.
+  eager,       // compiled or loaded when a specialization is made, which waits for it
+};
+
+struct native_options {
+  native_policy policy = native_policy::automatic;
+  /// Under background: the runs of a group's step before it is compiled (0: at once).
+  std::size_t after_runs = 16;
+};
+
 struct compile_options {
   /// Specializations kept per executable; the least recently used is dropped beyond this.
   std::size_t max_specializations = 64;
@@ -77,6 +95,8 @@ struct compile_options {
   /// Under buckets and bound: extents whose steps a specialization keeps (the least recently
   /// used is dropped beyond this).
   std::size_t max_extents_per_specialization = 64;
+  /// Whether fused elementwise groups run as native code, and when they are compiled.
+  native_options native = {};
 };
 
 }  // namespace nax::graph

@@ -13,9 +13,11 @@
 namespace nax::graph {
 
 /// The program as a Graphviz digraph. `pipeline_notes[c]`, if present and not empty, is added to
-/// the label of chain c ("tile 512 of 4096, 2 lanes").
+/// the label of chain c ("tile 512 of 4096, 2 lanes"); `step_notes[k]` to fused step k's
+/// ("native").
 NAX_RUNTIME_INLINE std::string to_dot(const program& p,
-                                      std::span<const std::string> pipeline_notes = {});
+                                      std::span<const std::string> pipeline_notes = {},
+                                      std::span<const std::string> step_notes = {});
 
 }  // namespace nax::graph
 
@@ -59,7 +61,8 @@ inline void dot_box(std::string& out, const std::string& id, bool is_output,
 // A fused step: a cluster of the ops it replaces (into `out`); its results are the ops that
 // compute them. Its edges go to `edges`: written inside an enclosing cluster (a pipeline's), an
 // edge would draw its far end inside that cluster too.
-inline void dot_fused_step(std::string& out, std::string& edges, const program& p, std::size_t k) {
+inline void dot_fused_step(std::string& out, std::string& edges, const program& p, std::size_t k,
+                           std::string_view note) {
   const program_step& s = p.steps[k];
   const decomposition& d = *s.fused;
   auto id = [](std::size_t v) { return std::to_string(v); };
@@ -72,7 +75,7 @@ inline void dot_fused_step(std::string& out, std::string& edges, const program& 
     op_node[j] = op_value[j] == no_value ? dot_cat({"f", id(k), "_", id(j)})
                                          : dot_cat({"v", id(op_value[j])});
   dot_put(out, "  subgraph cluster_", id(k), " {\n    label=\"", name(d.kind),
-          "\";\n    style=rounded;\n  ");
+          note.empty() ? "" : ", ", note, "\";\n    style=rounded;\n  ");
   for (std::size_t j = 0; j < d.ops.size(); ++j) {
     const bool is_output =
         op_value[j] != no_value && p.values[op_value[j]].role == value_role::output;
@@ -94,8 +97,8 @@ inline void dot_fused_step(std::string& out, std::string& edges, const program& 
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::string to_dot(const program& p,
-                                      std::span<const std::string> pipeline_notes) {
+NAX_RUNTIME_INLINE std::string to_dot(const program& p, std::span<const std::string> pipeline_notes,
+                                      std::span<const std::string> step_notes) {
   using detail::dot_escaped;
   using detail::dot_put;
   std::string out = "digraph nax {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
@@ -123,7 +126,8 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p,
               dot_escaped(label), "\";\n    style=dashed;\n");
     }
     if (s.fused) {
-      detail::dot_fused_step(out, edges, p, k);
+      detail::dot_fused_step(out, edges, p, k,
+                             k < step_notes.size() ? std::string_view(step_notes[k]) : "");
     } else {
       std::string label = op_label(s.op);
       if (const auto* e = s.op.get_if<external_op>()) label = e->kernel->label();

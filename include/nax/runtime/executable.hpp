@@ -69,6 +69,11 @@ class executable {
 
   NAX_RUNTIME_INLINE specialization_stats stats() const;
 
+  /// Waits until every native kernel this executable's fused groups asked for so far is ready
+  /// or has failed (graph::native_policy::background compiles them on another thread; for
+  /// benchmarks and tests).
+  NAX_RUNTIME_INLINE void wait_native() const;
+
   /// The specialization for `b` and the current thread count if it is cached (for inspection:
   /// shapes, arena size, schedule).
   NAX_RUNTIME_INLINE std::shared_ptr<const runtime::specialization> cached(
@@ -111,6 +116,7 @@ class executable {
 #include <nax/exec/thread_pool.hpp>
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
+#include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/run_slot.hpp>
 #include <nax/runtime/size_buckets.hpp>
 #include <nax/runtime/specialization.hpp>
@@ -127,9 +133,11 @@ struct executable::state {
         id(next_id()),
         signature(program),
         buckets(program, o),
-        cache(program, o.max_specializations,
-              runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile},
-              o.max_extents_per_specialization) {}
+        native(o.native),
+        cache(
+            program, o.max_specializations,
+            runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile, &native},
+            o.max_extents_per_specialization) {}
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -145,6 +153,7 @@ struct executable::state {
   std::mutex refused_mutex;
   std::vector<runtime::extents_key> refused;
   std::atomic<bool> any_refused{false};
+  runtime::native::tier native;  // (before the cache: its kernels' steps point at it)
   runtime::specialization_cache cache;
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
   std::shared_ptr<runtime::cache_entry> fixed_entry;  // the same, for run slots
@@ -171,9 +180,10 @@ NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_optio
   state_ = std::make_unique<state>(std::move(p), options);
   if (state_->program.dynamic_axes.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    state_->fixed = runtime::specialize(state_->program, nax::bindings{},
-                                        {0, state_->options.parallel_steps,
-                                         state_->options.pipeline, state_->options.pipeline_tile});
+    state_->fixed =
+        runtime::specialize(state_->program, nax::bindings{},
+                            {0, state_->options.parallel_steps, state_->options.pipeline,
+                             state_->options.pipeline_tile, &state_->native});
     state_->fixed_entry = std::make_shared<runtime::cache_entry>();
     state_->fixed_entry->spec = state_->fixed;
     state_->fixed_stats.last_specialization_time = std::chrono::steady_clock::now() - start;
@@ -255,8 +265,14 @@ NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings
   }
 }
 
+NAX_RUNTIME_INLINE void executable::wait_native() const { state_->native.wait(); }
+
 NAX_RUNTIME_INLINE specialization_stats executable::stats() const {
   specialization_stats s = state_->cache.stats();
+  const runtime::native::tier_counts n = state_->native.counts();
+  s.native_ready = n.ready;
+  s.native_pending = n.pending;
+  s.native_failed = n.failed;
   if (state_->fixed) {  // the fixed one, and those for other thread counts
     const specialization_stats& f = state_->fixed_stats;
     s.hits += f.hits;
@@ -300,14 +316,20 @@ NAX_RUNTIME_INLINE std::string executable::to_dot(const nax::bindings& b) {
   }
   const graph::compile_options& o = state_->options;
   if (!s)  // evicted by another thread's runs meanwhile: made for this drawing alone
-    s = runtime::specialize(state_->program, b, {0, o.parallel_steps, o.pipeline, o.pipeline_tile});
+    s = runtime::specialize(state_->program, b,
+                            {0, o.parallel_steps, o.pipeline, o.pipeline_tile, &state_->native});
   const graph::program& p = state_->program;
   std::vector<std::string> notes(p.pipelines.size(), "whole at " + b.to_string());
   for (const runtime::pipeline& pl : s->pipelines)
     notes[pl.chain] =
         detail::message("tile ", pl.tile, " of ", pl.extent, " at ", b.to_string(), " (", pl.tiles,
                         " tiles, ", pl.lanes, " lanes, rings of ", pl.slots, ")");
-  return graph::to_dot(p, notes);
+  std::vector<std::string> step_notes(p.steps.size());
+  if (state_->native.enabled())
+    for (std::size_t k = 0; k < p.steps.size(); ++k)
+      if (p.steps[k].kind() == graph::op_kind::fused_elementwise && s->kernels[k])
+        step_notes[k] = runtime::runs_native(*s->kernels[k]) ? "native" : "interpreted";
+  return graph::to_dot(p, notes, step_notes);
 }
 
 NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tensor> inputs) const {

@@ -32,6 +32,10 @@
 #include <nax/runtime/step_factory.hpp>
 #include <nax/runtime/step_schedule.hpp>
 
+namespace nax::runtime::native {
+class tier;
+}
+
 namespace nax::runtime {
 
 /// A program specialized for one binding (see the file comment).
@@ -80,7 +84,8 @@ struct specialize_options {
   std::size_t threads = 0;  // 0: nax::num_threads()
   graph::step_parallelism parallel_steps = graph::step_parallelism::automatic;
   graph::pipelining pipeline = graph::pipelining::automatic;
-  std::size_t pipeline_tile = 0;  // 0: chosen per binding
+  std::size_t pipeline_tile = 0;   // 0: chosen per binding
+  native::tier* native = nullptr;  // the executable's native tier (runtime/native/tier.hpp)
 };
 
 /// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
@@ -98,6 +103,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 
 #include <nax/exec/planning_threads.hpp>
 #include <nax/runtime/memory_plan.hpp>
+#include <nax/runtime/native/tier.hpp>
+#include <nax/runtime/steps/fused_elementwise.hpp>
 
 namespace nax::runtime {
 
@@ -312,6 +319,17 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
         s->saved_bytes += s->shapes[owner].num_bytes();
       }
     }
+  }
+
+  // Fused groups go to the native tier last: under eager this waits for their kernels.
+  if (o.native && o.native->enabled()) {
+    for (auto& k : s->kernels)
+      if (k) attach_native(*k, *o.native);
+    for (pipeline& pl : s->pipelines)
+      for (pipeline::stage& st : pl.stages) {
+        if (st.kernel) attach_native(*st.kernel, *o.native);
+        if (st.last_kernel) attach_native(*st.last_kernel, *o.native);
+      }
   }
 
   specialization* self = s.get();

@@ -21,6 +21,11 @@ struct specialization_stats {
   std::size_t live_extents = 0;   // extents whose steps are held now
   /// The bytes of the arenas the live specializations hold (each run at a time needs one).
   std::size_t arena_bytes = 0;
+  // The native tier (graph::native_policy, docs/native.md): the native kernels this
+  // executable's fused groups asked for, by state (two groups with one program share one).
+  std::size_t native_ready = 0;    // running native
+  std::size_t native_pending = 0;  // being compiled or loaded: the interpreter runs them
+  std::size_t native_failed = 0;   // never native (no compiler, a failed compilation)
 };
 
 }  // namespace nax

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <nax/exec/thread_pool.hpp>
+#include <nax/kernels/elementwise/native_block.hpp>
 #include <nax/kernels/elementwise/plan.hpp>
 #include <nax/simd/arch.hpp>
 
@@ -113,12 +114,29 @@ inline void ew_prefetch_next(const std::byte* base, std::size_t flat, std::size_
     __builtin_prefetch(base + b, 0, 3);
 }
 
+/// The most outputs a program run by a native block function may have.
+inline constexpr std::size_t ew_native_outputs = 64;
+
+// The block's outputs for a native block function, and whether it may stream them (each
+// vector-aligned).
+inline int ew_native_outputs_of(const elementwise_plan& p, void* const* out, std::size_t at,
+                                void** dst) {
+  bool aligned = true;
+  for (std::size_t o = 0; o < p.output_dtypes.size(); ++o) {
+    dst[o] = static_cast<std::byte*>(out[o]) + at * size_of(p.output_dtypes[o]);
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(dst[o]) % simd::stream_alignment == 0;
+  }
+  return p.stream && aligned ? 1 : 0;
+}
+
 /// Runs flat output positions [flat, flat + len) of plan p on the calling thread: len at most
 /// p.block and, with row_blocks, within row r from column c0 (flat = r * p.inner + c0). Outputs
 /// hold the elements from flat position out_base on. `scratch`: ew_scratch_bytes, 64-aligned.
+/// `native`, if given, computes the whole block in place of p's steps.
 inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* const* out,
                         std::size_t flat, std::size_t len, std::size_t r, std::size_t c0,
-                        std::size_t out_base, std::byte* scratch) {
+                        std::size_t out_base, std::byte* scratch,
+                        native::block_fn native = nullptr) {
   auto* const table = reinterpret_cast<const void**>(scratch);
   const std::size_t k = p.inputs.size();
   if (p.row_blocks) {
@@ -150,7 +168,7 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
         case ew_access::unused: break;
         case ew_access::in_place:
           table[i] = base + flat * in_i.size;
-          ew_prefetch_next(base, flat, len, p.size, in_i.size);
+          if (native == nullptr) ew_prefetch_next(base, flat, len, p.size, in_i.size);
           break;
         case ew_access::splat: table[i] = base; break;
         case ew_access::gather:
@@ -160,6 +178,11 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
           break;
       }
     }
+  }
+  if (native != nullptr) {
+    void* dst[ew_native_outputs];
+    native(len, table, dst, ew_native_outputs_of(p, out, flat - out_base, dst));
+    return;
   }
   for (const ew_step& s : p.steps) {
     std::byte* const dst = s.output == ew_no_output ? nullptr
@@ -183,17 +206,19 @@ inline void ew_run_span(const elementwise_plan& p, const void* const* in, void* 
 /// Runs blocks [lo, hi) of plan p on the calling thread. Outputs hold the elements from flat
 /// position out_base on (a fused reduction computes its input a chunk of rows at a time).
 inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void* const* out,
-                          std::size_t lo, std::size_t hi, std::size_t out_base = 0) {
+                          std::size_t lo, std::size_t hi, std::size_t out_base = 0,
+                          native::block_fn native = nullptr) {
   // Pointer table first, then gather buffers and block buffers (offsets from the planner).
   alignas(64) std::byte scratch[ew_scratch_bytes];
   for (std::size_t b = lo; b < hi; ++b) {
     if (p.row_blocks) {
       const std::size_t r = b / p.segments, c0 = (b % p.segments) * p.block;
       ew_run_span(p, in, out, r * p.inner + c0, std::min(p.block, p.inner - c0), r, c0, out_base,
-                  scratch);
+                  scratch, native);
     } else {
       const std::size_t flat = b * p.block;
-      ew_run_span(p, in, out, flat, std::min(p.block, p.size - flat), 0, 0, out_base, scratch);
+      ew_run_span(p, in, out, flat, std::min(p.block, p.size - flat), 0, 0, out_base, scratch,
+                  native);
     }
   }
   if (p.stream) simd::stream_fence();  // before another thread reads what this one streamed
@@ -227,14 +252,17 @@ inline void ew_run_range(const elementwise_plan& p, const void* const* in, void*
 /// over nax's thread pool when there are enough; a small output runs on the calling thread with
 /// no synchronization. Never allocates. Outputs must not overlap inputs, except that the output
 /// of a one-instruction program may be the very buffer of a dense input of its dtype.
+/// `native`, if given, is the program's block function (native_source.hpp, generated for the
+/// plan's splatted inputs; at most detail::ew_native_outputs outputs): it runs each block in
+/// place of the plan's instructions, with the same bits.
 inline void run_elementwise(const elementwise_plan& p, const void* const* inputs,
-                            void* const* outputs) {
+                            void* const* outputs, native::block_fn native = nullptr) {
   if (p.blocks < 2 * p.grain) {
-    if (p.blocks != 0) detail::ew_run_blocks(p, inputs, outputs, 0, p.blocks);
+    if (p.blocks != 0) detail::ew_run_blocks(p, inputs, outputs, 0, p.blocks, 0, native);
     return;
   }
   parallel_for(0, p.blocks, p.grain, [&](std::size_t lo, std::size_t hi) {
-    detail::ew_run_blocks(p, inputs, outputs, lo, hi);
+    detail::ew_run_blocks(p, inputs, outputs, lo, hi, 0, native);
   });
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // The step of a fused_elementwise node: its decomposition run as one elementwise program
-// (kernels/elementwise), writing the node's result and its extra results.
+// (kernels/elementwise), writing the node's result and its extra results. With the native tier
+// (runtime/native/) the step asks for its program's native block function once it is hot (or at
+// once, under the eager policy) and runs it from the first run after it is ready; until then,
+// and if it never is, the interpreter runs the program, with the same bits.
 
 #include <memory>
 #include <span>
@@ -15,12 +18,26 @@ namespace nax::runtime {
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
     const graph::program_step& s, std::span<const nax::shape> shapes);
 
+namespace native {
+class tier;
+}
+
+/// Puts kernel k under native tier t if k is a fused elementwise step (else does nothing); under
+/// the eager policy, returns once its native kernel is ready or has failed.
+NAX_RUNTIME_INLINE void attach_native(kernels::step_kernel& k, native::tier& t);
+
+/// Whether k is a fused elementwise step whose native kernel runs.
+NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k);
+
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <atomic>
 #include <vector>
 
 #include <nax/kernels/elementwise.hpp>
+#include <nax/kernels/elementwise/native_source.hpp>
+#include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/steps/group_program.hpp>
 
@@ -29,9 +46,9 @@ namespace detail {
 
 class fused_elementwise_step final : public kernels::step_kernel {
  public:
-  fused_elementwise_step(kernels::elementwise_plan plan, std::vector<graph::value_index> inputs,
-                         const graph::program_step& s)
-      : plan_(std::move(plan)), args_(std::move(inputs)) {
+  fused_elementwise_step(kernels::elementwise_program program, kernels::elementwise_plan plan,
+                         std::vector<graph::value_index> inputs, const graph::program_step& s)
+      : program_(std::move(program)), plan_(std::move(plan)), args_(std::move(inputs)) {
     outs_.push_back(s.result);
     outs_.insert(outs_.end(), s.extra_results.begin(), s.extra_results.end());
   }
@@ -47,12 +64,46 @@ class fused_elementwise_step final : public kernels::step_kernel {
     if (outs_.size() > inline_pointers) out = (out_big.resize(outs_.size()), out_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
     for (std::size_t o = 0; o < outs_.size(); ++o) out[o] = values[outs_[o]];
-    kernels::run_elementwise(plan_, in, out);
+    kernels::run_elementwise(plan_, in, out, native_function());
+  }
+
+  void attach(native::tier& t) {
+    if (!t.enabled() || program_.outputs.size() > kernels::detail::ew_native_outputs) return;
+    tier_ = &t;
+    if (t.after_runs() == 0) request();
+  }
+  bool native() const {
+    const native::native_kernel* k = kernel_.load(std::memory_order_acquire);
+    return k != nullptr && k->fn.load(std::memory_order_acquire) != nullptr;
   }
 
  private:
+  // The native block function once it is ready; counts the run towards asking for it before.
+  kernels::native::block_fn native_function() const {
+    if (const native::native_kernel* k = kernel_.load(std::memory_order_acquire))
+      return k->fn.load(std::memory_order_acquire);
+    if (tier_ && runs_.fetch_add(1, std::memory_order_relaxed) + 1 == tier_->after_runs())
+      request();
+    return nullptr;
+  }
+  void request() const {
+    std::vector<kernels::native_input> access;
+    for (const kernels::detail::ew_input& in : plan_.inputs)
+      access.push_back(
+          in.access == kernels::detail::ew_access::unused  ? kernels::native_input::unused
+          : in.access == kernels::detail::ew_access::splat ? kernels::native_input::splat
+                                                           : kernels::native_input::contiguous);
+    std::string source = kernels::native_source(program_, access);
+    if (source.empty()) return;
+    kernel_.store(tier_->request(std::move(source)), std::memory_order_release);
+  }
+
+  kernels::elementwise_program program_;
   kernels::elementwise_plan plan_;
   std::vector<graph::value_index> args_, outs_;
+  native::tier* tier_ = nullptr;
+  mutable std::atomic<std::size_t> runs_{0};
+  mutable std::atomic<const native::native_kernel*> kernel_{nullptr};
 };
 
 }  // namespace detail
@@ -68,8 +119,18 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_
       group_program(s, shapes, out, d.ops.size(), strides, bound, operand_of);
   // (Results are elementwise ops: the fusion pass takes no broadcast whose value leaves.)
   for (std::uint32_t r : d.results) program.outputs.push_back(operand_of[r].index);
-  return std::make_unique<detail::fused_elementwise_step>(
-      kernels::plan_elementwise(program, extents_of(out), strides), std::move(bound), s);
+  kernels::elementwise_plan plan = kernels::plan_elementwise(program, extents_of(out), strides);
+  return std::make_unique<detail::fused_elementwise_step>(std::move(program), std::move(plan),
+                                                          std::move(bound), s);
+}
+
+NAX_RUNTIME_INLINE void attach_native(kernels::step_kernel& k, native::tier& t) {
+  if (auto* f = dynamic_cast<detail::fused_elementwise_step*>(&k)) f->attach(t);
+}
+
+NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k) {
+  const auto* f = dynamic_cast<const detail::fused_elementwise_step*>(&k);
+  return f != nullptr && f->native();
 }
 
 }  // namespace nax::runtime
