@@ -1,0 +1,181 @@
+// The native tier's compiler service: a generated unit compiled, loaded and run with the
+// interpreter's bits; kept on disk for the next process (here: the next service) and loaded from
+// there; a corrupt entry rejected and rebuilt; a missing compiler or a failed compilation a
+// failed kernel with one message, never an exception or a crash.
+#include <nax/kernels/elementwise.hpp>
+#include <nax/kernels/elementwise/native_source.hpp>
+#include <nax/runtime/native/compile_service.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+namespace fs = std::filesystem;
+namespace k = nax::kernels;
+namespace native = nax::runtime::native;
+using nax::dtype;
+
+namespace {
+
+std::string fresh_dir(const char* name) {
+  const fs::path d = fs::temp_directory_path() /
+                     (std::string("nax-test-") + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d.string();
+}
+
+std::string include_dir() {
+  const char* d = std::getenv("NAX_NATIVE_INCLUDE");
+  return d ? d : "";
+}
+
+// y = where(x < c, exp(x) * c, x - c) and x < c, over x (f32, in place) and c (splatted).
+k::elementwise_program program() {
+  k::elementwise_program p;
+  p.inputs = {dtype::f32, dtype::f32};
+  const auto x = k::elementwise_operand::input(0), c = k::elementwise_operand::input(1);
+  const auto lt = p.append(nax::ops::id::less, {x, c});
+  const auto e = p.append(nax::ops::id::mul, {p.append(nax::ops::id::exp, {x}), c});
+  const auto y = p.append(nax::ops::id::where, {lt, e, p.append(nax::ops::id::sub, {x, c})});
+  p.outputs = {y.index, lt.index};
+  return p;
+}
+
+std::string source() {
+  const k::native_input in[] = {k::native_input::contiguous, k::native_input::splat};
+  return k::native_source(program(), in);
+}
+
+// Runs block function fn over n elements and the interpreter's plan of the same program: the
+// same bits, outputs and the mask alike.
+void check_against_interpreter(k::native::block_fn fn, std::size_t n) {
+  std::vector<float> x(n), y(n), want(n);
+  std::vector<std::uint8_t> m(n), want_m(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 13) * 0.37f - 2;
+  const float c = 0.5f;
+  const void* in[] = {x.data(), &c};
+  void* out[] = {y.data(), m.data()};
+  fn(n, in, out, 0);
+  const std::size_t extents[] = {n};
+  const std::ptrdiff_t strides[] = {1, 0};
+  const k::elementwise_plan plan = k::plan_elementwise(program(), extents, strides);
+  void* want_out[] = {want.data(), want_m.data()};
+  k::run_elementwise(plan, in, want_out);
+  CHECK(std::memcmp(y.data(), want.data(), n * sizeof(float)) == 0);
+  CHECK(m == want_m);
+}
+
+}  // namespace
+
+TEST_CASE("a unit is compiled, run with the interpreter's bits, and loaded from disk later") {
+  const std::string dir = fresh_dir("service");
+  const native::toolchain t = native::make_toolchain("", include_dir(), "");
+  REQUIRE(t.problem.empty());
+  {
+    native::compile_service s(t, dir, true);
+    const auto kern = s.request(source());
+    CHECK(s.request(source()) == kern);  // one kernel per source
+    s.wait(*kern);
+    CAPTURE(kern->failure);
+    REQUIRE(kern->state.load() == native::kernel_state::ready);
+    CHECK(!kern->from_disk);
+    for (std::size_t n : {1u, 15u, 16u, 17u, 1000u}) check_against_interpreter(kern->fn.load(), n);
+    CHECK(s.counts().compiled == 1);
+    CHECK(s.messages().empty());
+  }
+  {  // The next process finds it.
+    native::compile_service s(t, dir, true);
+    const auto kern = s.request(source());
+    s.wait(*kern);
+    REQUIRE(kern->state.load() == native::kernel_state::ready);
+    CHECK(kern->from_disk);
+    check_against_interpreter(kern->fn.load(), 77);
+    CHECK(s.counts().loaded_from_disk == 1);
+    CHECK(s.counts().compiled == 0);
+  }
+  // A corrupt entry: rejected with a message, rebuilt, and right.
+  const native::disk_cache c(dir);
+  std::string so;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") so = e.path().string();
+  REQUIRE(!so.empty());
+  {  // (A new file in its place: this process still maps the old one, which must stay whole.)
+    const std::string half = so + ".half";
+    fs::copy_file(so, half);
+    fs::resize_file(half, fs::file_size(half) / 2);
+    fs::rename(half, so);
+  }
+  {
+    native::compile_service s(t, dir, true);
+    const auto kern = s.request(source());
+    s.wait(*kern);
+    REQUIRE(kern->state.load() == native::kernel_state::ready);
+    CHECK(!kern->from_disk);
+    check_against_interpreter(kern->fn.load(), 33);
+    CHECK(s.counts().rejected_entries == 1);
+    REQUIRE(s.messages().size() == 1);
+    CHECK(s.messages()[0].find("rejected: its object's content does not match its record") !=
+          std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("no compiler: every kernel fails at once, with one message") {
+  const native::toolchain t = native::make_toolchain("/nonexistent/c++", include_dir(), "");
+  CHECK(t.problem == "the compiler '/nonexistent/c++' is not an executable file");
+  native::compile_service s(t, "", true);
+  const auto a = s.request(source());
+  std::string other = source();
+  other += "// another\n";
+  const auto b = s.request(other);
+  CHECK(a->state.load() == native::kernel_state::failed);
+  CHECK(b->state.load() == native::kernel_state::failed);
+  CHECK((a->fn.load() == nullptr));
+  REQUIRE(s.messages().size() == 1);
+  CHECK(s.messages()[0] ==
+        "nax native: the compiler '/nonexistent/c++' is not an executable file; the interpreter "
+        "runs every group");
+}
+
+TEST_CASE("a failed compilation: the kernel fails, and the message keeps the unit") {
+  const std::string dir = fresh_dir("failing");
+  const native::toolchain t =
+      native::make_toolchain("", include_dir(), "-include /nonexistent/nax-missing.hpp");
+  REQUIRE(t.problem.empty());
+  native::compile_service s(t, dir, true);
+  const auto kern = s.request(source());
+  s.wait(*kern);
+  CHECK(kern->state.load() == native::kernel_state::failed);
+  CHECK(kern->failure.find("nax-missing.hpp") != std::string::npos);
+  bool said = false;
+  for (const std::string& m : s.messages())
+    if (m.find("compiling a fused group failed") != std::string::npos) {
+      said = true;
+      const std::size_t at = m.find("The unit: ");
+      REQUIRE(at != std::string::npos);
+      CHECK(fs::exists(fs::path(m.c_str() + at + 10)));
+    }
+  CHECK(said);
+  CHECK(s.counts().failed == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a private temporary directory stands in for an unusable cache") {
+  const std::string dir = fresh_dir("shared");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  native::compile_service s(native::make_toolchain("", include_dir(), ""), dir, true);
+  REQUIRE(s.messages().size() == 1);
+  CHECK(s.messages()[0].find("is not private to its user") != std::string::npos);
+  CHECK(s.cache_dir() != dir);
+  const auto kern = s.request(source());
+  s.wait(*kern);
+  CHECK(kern->state.load() == native::kernel_state::ready);
+  fs::remove_all(dir);
+}
