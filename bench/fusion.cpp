@@ -327,6 +327,7 @@ void section_rows(const options& o, bool softmax) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  setenv("NAX_NATIVE", "off", 0);  // the graphs that do not choose a policy: the interpreter
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 7;  // the harness's default is for longer runs
   if (o.ops.empty()) o.ops = {"chain6", "chain12", "mlp", "softmax", "layernorm"};

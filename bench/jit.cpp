@@ -13,8 +13,14 @@
 //              against cblas_sgemm + hand loops and PyTorch eager; batch 1, 8, 64, 256; 1 and 2
 //              threads
 //   recompile  compile_program + specialize per new batch size vs specialize vs a cache hit
+//   native     the native tier (runtime/native/): the precompiled prelude, a cold compilation
+//              per fused group, and 20 groups loaded from a warm disk cache
 //
-//   bench_jit [--reps N] [--threads 1,2] [--ops hit,specialize,dispatch,memory,mlp,recompile]
+// The other sections run with the native tier off (NAX_NATIVE=off unless it is set): a
+// background compilation would share the cores with what is timed.
+//
+//   bench_jit [--reps N] [--threads 1,2]
+//             [--ops hit,specialize,dispatch,memory,mlp,recompile,native]
 //             [--n steps] [--profile specialize|hit|hit-kernels]
 //
 // Single-threaded sections are best run pinned (taskset -c 1); bench/RESULTS.md has the commands
@@ -23,6 +29,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <string>
@@ -35,6 +42,8 @@
 #include <nax/graph/ops.hpp>
 #include <nax/jit/jit.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/kernels/elementwise/native_source.hpp>
+#include <nax/runtime/native/compile_service.hpp>
 #include <nax/runtime/specialization.hpp>
 
 #if NAX_BENCH_HAVE_OPENBLAS
@@ -756,7 +765,95 @@ std::string keep_heap() {
 #endif
 }
 
+// --- native tier ----------------------------------------------------------------------------
+
+// Group i of 20 distinct fused groups: a chain of 6 to 13 ops over x (in place) and z (in place)
+// and two constants (splatted), its ops drawn from i.
+nax::kernels::elementwise_program native_group(std::size_t i) {
+  namespace k = nax::kernels;
+  using nax::ops::id;
+  k::elementwise_program p;
+  p.inputs = {dtype::f32, dtype::f32, dtype::f32, dtype::f32};
+  const auto x = k::elementwise_operand::input(0), z = k::elementwise_operand::input(1);
+  const auto a = k::elementwise_operand::input(2), c = k::elementwise_operand::input(3);
+  const id unary[] = {id::tanh, id::exp, id::sigmoid, id::gelu, id::silu, id::erf};
+  const id binary[] = {id::add, id::mul, id::sub, id::max};
+  k::elementwise_operand v = p.append(id::mul, {x, a});
+  for (std::size_t j = 0; j < 6 + i % 8; ++j) {
+    v = (i + j) % 3 == 0 ? p.append(unary[(i * 7 + j) % 6], {v})
+                         : p.append(binary[(i + j * 5) % 4], {v, j % 2 ? z : c});
+  }
+  p.outputs = {v.index};
+  return p;
+}
+
+std::string native_group_source(std::size_t i) {
+  using nax::kernels::native_input;
+  const native_input in[] = {native_input::contiguous, native_input::contiguous,
+                             native_input::splat, native_input::splat};
+  return nax::kernels::native_source(native_group(i), in);
+}
+
+void section_native() {
+  namespace native = nax::runtime::native;
+  std::printf("\n## native: compile and load times of the native tier\n\n");
+  const native::toolchain t = native::make_toolchain(
+      std::getenv("NAX_NATIVE_CXX") ? std::getenv("NAX_NATIVE_CXX") : "",
+      std::getenv("NAX_NATIVE_INCLUDE") ? std::getenv("NAX_NATIVE_INCLUDE") : "", "");
+  if (!t.problem.empty()) {
+    std::printf("skipped: %s\n", t.problem.c_str());
+    return;
+  }
+  std::printf("compiler: %s;", t.compiler.c_str());
+  for (const std::string& f : t.flags) std::printf(" %s", f.c_str());
+  std::printf("\n\n");
+  std::string dir = "/tmp/nax-bench-native-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) return;
+  constexpr std::size_t groups = 20;
+  std::vector<double> cold;
+  double prelude_and_first = 0;
+  {  // A cold cache: the first group builds the precompiled prelude, then one group at a time.
+    native::compile_service s(t, dir, true);
+    for (std::size_t i = 0; i < groups; ++i) {
+      const auto k = s.request(native_group_source(i));
+      s.wait(*k);
+      if (k->state.load() != native::kernel_state::ready) {
+        std::printf("group %zu failed: %s\n", i, k->failure.c_str());
+        return;
+      }
+      (i == 0 ? prelude_and_first : cold.emplace_back()) = k->seconds;
+    }
+  }
+  // A warm cache, as the next process finds it: the sources made and the 20 kernels loaded.
+  std::vector<double> warm;
+  for (int rep = 0; rep < 5; ++rep) {
+    native::compile_service s(t, dir, true);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<native::native_kernel>> ks;
+    for (std::size_t i = 0; i < groups; ++i) ks.push_back(s.request(native_group_source(i)));
+    for (const auto& k : ks) s.wait(*k);
+    warm.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (const auto& k : ks)
+      if (!k->from_disk) std::printf("(a kernel was not loaded from the disk cache)\n");
+  }
+  std::sort(cold.begin(), cold.end());
+  std::sort(warm.begin(), warm.end());
+  std::printf("| what | median | max | target |\n| --- | ---: | ---: | --- |\n");
+  std::printf("| precompiled prelude + the first group (once per compiler and flags) | %.2f s | | |\n",
+              prelude_and_first);
+  std::printf("| cold compilation of one group, %zu groups (background thread) | %.2f s | %.2f s | "
+              "< 3 s: %s |\n",
+              cold.size(), cold[cold.size() / 2], cold.back(), cold.back() < 3 ? "met" : "MISSED");
+  std::printf("| %zu groups native from a warm disk cache (sources made, checked, loaded; 5 "
+              "processes) | %.2f ms | %.2f ms | < 20 ms: %s |\n",
+              groups, 1e3 * warm[warm.size() / 2], 1e3 * warm.back(),
+              warm[warm.size() / 2] < 0.02 ? "met" : "MISSED");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 int main(int argc, char** argv) {
+  setenv("NAX_NATIVE", "off", 0);  // (see the file comment)
   // The hand-written MLP mixes OpenMP loops with OpenBLAS's pthreads, and PyTorch does the same
   // (its ops on OpenMP, F.linear on OpenBLAS): with libgomp's default spin-waiting, the OpenMP
   // workers spin on the cores OpenBLAS's threads need, and on 2 cores their 2-thread runs come
@@ -788,5 +885,6 @@ int main(int argc, char** argv) {
   if (wanted(o, "memory")) section_memory();
   if (wanted(o, "recompile")) section_recompile(o);
   if (wanted(o, "mlp")) section_mlp(o, torch);
+  if (wanted(o, "native")) section_native();
   std::printf("\nload avg:   %s (after)\n", load_average().c_str());
 }
