@@ -62,14 +62,15 @@ inline std::byte* fused_reduce_buffer(std::size_t bytes) {
   return nax::detail::thread_scratch<tag>(bytes);
 }
 
-inline void fr_run_rows(const fused_reduce_plan& p, const void* const* in, std::byte* out) {
+inline void fr_run_rows(const fused_reduce_plan& p, const void* const* in, std::byte* out,
+                        native::block_fn native) {
   const std::size_t eb = size_of(p.type);
   auto body = [&](std::size_t lo, std::size_t hi) {
     std::byte* const buffer = fused_reduce_buffer(p.buffer_bytes);
     void* outs[1] = {buffer};
     for (std::size_t k = lo; k < hi; ++k) {
       const std::size_t r0 = k * p.chunk, r1 = std::min(p.outer, r0 + p.chunk);
-      ew_run_range(p.program, in, outs, r0 * p.reduced, r1 * p.reduced, r0 * p.reduced);
+      ew_run_range(p.program, in, outs, r0 * p.reduced, r1 * p.reduced, r0 * p.reduced, native);
       run_reduce(r1 - r0 == p.chunk ? p.full : p.last, buffer, out + r0 * eb);
     }
   };
@@ -96,7 +97,8 @@ void fr_divide(T* x, std::size_t n, std::size_t count) {
 }
 
 template <class Red, bool Mean, class T>
-void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out) {
+void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out,
+                    native::block_fn native) {
   const std::size_t n = p.inner;
   auto body = [&](std::size_t lo, std::size_t hi) {
     T* const buffer = reinterpret_cast<T*>(fused_reduce_buffer(p.buffer_bytes));
@@ -109,7 +111,7 @@ void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out) {
         const std::size_t count = std::min(p.pass, p.reduced - r);
         // With one piece per row, len = n: `count` whole rows are contiguous.
         const std::size_t f0 = (a * p.reduced + r) * n + c0;
-        ew_run_range(p.program, in, outs, f0, f0 + (count - 1) * n + len, f0);
+        ew_run_range(p.program, in, outs, f0, f0 + (count - 1) * n + len, f0, native);
         for (std::size_t j = 0; j < count; ++j) {
           if (r + j == 0)
             std::copy_n(buffer, len, target);
@@ -127,13 +129,14 @@ void fr_run_columns(const fused_reduce_plan& p, const void* const* in, T* out) {
 }
 
 template <class T>
-void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, void* out) {
+void fr_run_columns_typed(const fused_reduce_plan& p, const void* const* in, void* out,
+                          native::block_fn native) {
   T* const o = static_cast<T*>(out);
   switch (p.kind) {
-    case ops::reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o);
-    case ops::reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o);
-    case ops::reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o);
-    case ops::reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o);
+    case ops::reduce_kind::sum: return fr_run_columns<reducers::sum, false>(p, in, o, native);
+    case ops::reduce_kind::mean: return fr_run_columns<reducers::sum, true>(p, in, o, native);
+    case ops::reduce_kind::max: return fr_run_columns<reducers::max, false>(p, in, o, native);
+    case ops::reduce_kind::min: return fr_run_columns<reducers::min, false>(p, in, o, native);
   }
 }
 
@@ -192,16 +195,18 @@ inline fused_reduce_plan plan_fused_reduce(elementwise_plan program, ops::reduce
 }
 
 /// Runs a planned fused reduction: `inputs` are the program's, `out` receives outer * inner
-/// elements. Never allocates but a thread's first buffer.
-inline void run_fused_reduce(const fused_reduce_plan& p, const void* const* inputs, void* out) {
+/// elements. Never allocates but a thread's first buffer. `native`, if given, is the program's
+/// block function (as for run_elementwise).
+inline void run_fused_reduce(const fused_reduce_plan& p, const void* const* inputs, void* out,
+                             native::block_fn native = nullptr) {
   if (p.outer * p.inner == 0 || p.reduced == 0) {
     // The empty cases of the plain reduction: no output, or the sum of nothing.
     if (p.outer * p.inner != 0) run_reduce(p.full, nullptr, out);
     return;
   }
-  if (p.inner == 1) return detail::fr_run_rows(p, inputs, static_cast<std::byte*>(out));
-  if (p.type == dtype::f64) return detail::fr_run_columns_typed<double>(p, inputs, out);
-  detail::fr_run_columns_typed<float>(p, inputs, out);
+  if (p.inner == 1) return detail::fr_run_rows(p, inputs, static_cast<std::byte*>(out), native);
+  if (p.type == dtype::f64) return detail::fr_run_columns_typed<double>(p, inputs, out, native);
+  detail::fr_run_columns_typed<float>(p, inputs, out, native);
 }
 
 }  // namespace nax::kernels

@@ -327,7 +327,9 @@ NAX_RUNTIME_INLINE std::string executable::to_dot(const nax::bindings& b) {
   std::vector<std::string> step_notes(p.steps.size());
   if (state_->native.enabled())
     for (std::size_t k = 0; k < p.steps.size(); ++k)
-      if (p.steps[k].kind() == graph::op_kind::fused_elementwise && s->kernels[k])
+      if ((p.steps[k].kind() == graph::op_kind::fused_elementwise ||
+           p.steps[k].kind() == graph::op_kind::fused_reduce) &&
+          s->kernels[k])
         step_notes[k] = runtime::runs_native(*s->kernels[k]) ? "native" : "interpreted";
   return graph::to_dot(p, notes, step_notes);
 }

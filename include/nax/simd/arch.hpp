@@ -109,6 +109,37 @@ X pow(const X& x, const X& y) {
     return xsimd::pow(vec<X>(x), vec<X>(y)).get(0);
 }
 
+/// x, a floating-point result of one op, as computed: rounded to its type before the next op reads
+/// it, as when the ops run one by one through memory (the runtime's interpreter). g++ and clang
+/// both contract a * b + c into one fused multiply-add by default, at any -std, which would give
+/// a chain fused in one loop (the typed evaluator, the native tier) other bits than the same ops
+/// run apart. An empty asm the value passes through keeps each op's rounding and emits nothing.
+/// Within an op's body, contraction stays as the compiler chooses: every layer runs that same
+/// body.
+template <class X>
+X op_result(X x) {
+  if constexpr (is_vec_v<X>) {
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+#if defined(__x86_64__)
+      asm("" : "+v"(x.data));
+#elif defined(__aarch64__)
+      asm("" : "+w"(x.data));
+#else
+      asm("" : "+m"(x));
+#endif
+    }
+  } else if constexpr (std::is_floating_point_v<X>) {
+#if defined(__x86_64__)
+    asm("" : "+v"(x));
+#elif defined(__aarch64__)
+    asm("" : "+w"(x));
+#else
+    asm("" : "+m"(x));
+#endif
+  }
+  return x;
+}
+
 /// The alignment stream_store needs: a vector's size.
 inline constexpr std::size_t stream_alignment = sizeof(vec<float>);
 

@@ -116,7 +116,8 @@ struct random_program {
 
 std::size_t fused_groups(const nax::executable& e) {
   std::size_t n = 0;
-  for (const g::program_step& s : e.program().steps) n += s.kind() == g::op_kind::fused_elementwise;
+  for (const g::program_step& s : e.program().steps)
+    n += s.kind() == g::op_kind::fused_elementwise || s.kind() == g::op_kind::fused_reduce;
   return n;
 }
 
@@ -160,6 +161,38 @@ TEST_CASE("random elementwise programs: native groups give the interpreter's bit
   MESSAGE(groups, " fused groups, ", native, " native kernels");
 }
 
+TEST_CASE("fused reductions run their elementwise part native, with the same bits") {
+  g::builder b;
+  const g::value x = b.parameter("x", shape::make(dtype::f32, {"batch", h}));
+  const g::value z = b.parameter("z", shape::make(dtype::f32, {h}));
+  const g::value rows = g::sum(g::exp(x * 0.5) * z - x, {"h"});          // trailing: rows
+  const g::value cols = g::reduce_max(g::tanh(x + z) * 3.0, {"batch"});  // leading: columns
+  const g::value means = g::mean(g::sigmoid(x) * x, {"batch"});
+  auto fast = g::compile(b, {rows, cols, means}, with(g::native_policy::eager));
+  auto slow = g::compile(b, {rows, cols, means}, with(g::native_policy::off));
+  std::size_t reductions = 0;
+  for (const g::program_step& s : fast.program().steps)
+    reductions += s.kind() == g::op_kind::fused_reduce;
+  REQUIRE(reductions == 3);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (std::size_t batch : {1u, 37u, 20000u}) {
+    CAPTURE(batch);
+    std::vector<dyn_tensor> in = {
+        dyn_tensor(shape::make(dtype::f32, {dim::named("batch", batch), h})),
+        dyn_tensor(shape::make(dtype::f32, {h}))};
+    for (dyn_tensor& t : in)
+      for (std::size_t i = 0; i < t.size(); ++i) t.data<float>()[i] = u(rng);
+    const std::vector<dyn_tensor> got = fast.run(in), want = slow.run(in);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CHECK(same_bits(got[i], want[i]));
+    }
+  }
+  CHECK(fast.stats().native_ready == fused_groups(fast));
+  CHECK(fast.to_dot({{"batch", 37}}).find("interpreted") == std::string::npos);
+}
+
 TEST_CASE("a native group gives the typed expression's bits") {
   using bt = nax::axis<"batch">;
   using ht = nax::axis<"h", 8>;
@@ -184,6 +217,11 @@ TEST_CASE("a native group gives the typed expression's bits") {
       e.run({dyn_tensor::wrap(s, x.data()), dyn_tensor::wrap(s, z.data())});
   REQUIRE(e.stats().native_ready == 1);  // (specialized, and so compiled, by the run: eager)
   CHECK(std::memcmp(out[0].data(), typed.data(), out[0].bytes()) == 0);
+  // And the interpreter's: the typed evaluator rounds each op's result too (simd::op_result).
+  auto plain = g::compile(b, {y}, with(g::native_policy::off));
+  const std::vector<dyn_tensor> base =
+      plain.run({dyn_tensor::wrap(s, x.data()), dyn_tensor::wrap(s, z.data())});
+  CHECK(std::memcmp(base[0].data(), typed.data(), base[0].bytes()) == 0);
   CHECK(e.to_dot({{"batch", batch}}).find("fused_elementwise, native") != std::string::npos);
 }
 

@@ -153,7 +153,8 @@ chunk_of<R> apply(std::size_t m, const chunk_of<T>&... x) {
     return apply<Op, R, false>(m, detail::padded(x, m)...);
   } else {
     chunk_of<R> r;
-    for (std::size_t k = 0; k < chunk_of<R>::vectors; ++k) r.v[k] = Op::apply(x.v[k]...);
+    for (std::size_t k = 0; k < chunk_of<R>::vectors; ++k)
+      r.v[k] = simd::op_result(Op::apply(x.v[k]...));  // (rounded apart from the next op's)
     return r;
   }
 }

@@ -228,17 +228,18 @@ inline void ew_run_blocks(const elementwise_plan& p, const void* const* in, void
 /// end (spans of at most a block, cut at rows with row_blocks). Outputs hold the elements from
 /// flat position out_base on.
 inline void ew_run_range(const elementwise_plan& p, const void* const* in, void* const* out,
-                         std::size_t f0, std::size_t f1, std::size_t out_base) {
+                         std::size_t f0, std::size_t f1, std::size_t out_base,
+                         native::block_fn native = nullptr) {
   alignas(64) std::byte scratch[ew_scratch_bytes];
   for (std::size_t f = f0; f < f1;) {
     if (p.row_blocks) {
       const std::size_t r = f / p.inner, c0 = f % p.inner;
       const std::size_t len = std::min({p.block, p.inner - c0, f1 - f});
-      ew_run_span(p, in, out, f, len, r, c0, out_base, scratch);
+      ew_run_span(p, in, out, f, len, r, c0, out_base, scratch, native);
       f += len;
     } else {
       const std::size_t len = std::min(p.block, f1 - f);
-      ew_run_span(p, in, out, f, len, 0, 0, out_base, scratch);
+      ew_run_span(p, in, out, f, len, 0, 0, out_base, scratch, native);
       f += len;
     }
   }

@@ -22,23 +22,22 @@ namespace native {
 class tier;
 }
 
-/// Puts kernel k under native tier t if k is a fused elementwise step (else does nothing); under
-/// the eager policy, returns once its native kernel is ready or has failed.
+/// Puts kernel k under native tier t if k is a fused elementwise or fused reduction step (else
+/// does nothing); under the eager policy, returns once its native kernel is ready or has failed.
 NAX_RUNTIME_INLINE void attach_native(kernels::step_kernel& k, native::tier& t);
 
-/// Whether k is a fused elementwise step whose native kernel runs.
+/// Whether k is a fused elementwise or fused reduction step whose native kernel runs.
 NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k);
 
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
-#include <atomic>
 #include <vector>
 
 #include <nax/kernels/elementwise.hpp>
-#include <nax/kernels/elementwise/native_source.hpp>
-#include <nax/runtime/native/tier.hpp>
+#include <nax/runtime/native/slot.hpp>
 #include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/steps/fused_reduce.hpp>
 #include <nax/runtime/steps/group_program.hpp>
 
 namespace nax::runtime {
@@ -67,43 +66,16 @@ class fused_elementwise_step final : public kernels::step_kernel {
     kernels::run_elementwise(plan_, in, out, native_function());
   }
 
-  void attach(native::tier& t) {
-    if (!t.enabled() || program_.outputs.size() > kernels::detail::ew_native_outputs) return;
-    tier_ = &t;
-    if (t.after_runs() == 0) request();
-  }
-  bool native() const {
-    const native::native_kernel* k = kernel_.load(std::memory_order_acquire);
-    return k != nullptr && k->fn.load(std::memory_order_acquire) != nullptr;
-  }
+  void attach(native::tier& t) { native_.attach(t, program_, plan_); }
+  bool native() const { return native_.native(); }
 
  private:
-  // The native block function once it is ready; counts the run towards asking for it before.
-  kernels::native::block_fn native_function() const {
-    if (const native::native_kernel* k = kernel_.load(std::memory_order_acquire))
-      return k->fn.load(std::memory_order_acquire);
-    if (tier_ && runs_.fetch_add(1, std::memory_order_relaxed) + 1 == tier_->after_runs())
-      request();
-    return nullptr;
-  }
-  void request() const {
-    std::vector<kernels::native_input> access;
-    for (const kernels::detail::ew_input& in : plan_.inputs)
-      access.push_back(
-          in.access == kernels::detail::ew_access::unused  ? kernels::native_input::unused
-          : in.access == kernels::detail::ew_access::splat ? kernels::native_input::splat
-                                                           : kernels::native_input::contiguous);
-    std::string source = kernels::native_source(program_, access);
-    if (source.empty()) return;
-    kernel_.store(tier_->request(std::move(source)), std::memory_order_release);
-  }
+  kernels::native::block_fn native_function() const { return native_.function(program_, plan_); }
 
   kernels::elementwise_program program_;
   kernels::elementwise_plan plan_;
   std::vector<graph::value_index> args_, outs_;
-  native::tier* tier_ = nullptr;
-  mutable std::atomic<std::size_t> runs_{0};
-  mutable std::atomic<const native::native_kernel*> kernel_{nullptr};
+  native::slot native_;
 };
 
 }  // namespace detail
@@ -126,11 +98,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_
 
 NAX_RUNTIME_INLINE void attach_native(kernels::step_kernel& k, native::tier& t) {
   if (auto* f = dynamic_cast<detail::fused_elementwise_step*>(&k)) f->attach(t);
+  if (auto* r = dynamic_cast<detail::fused_reduce_step*>(&k)) r->attach(t);
 }
 
 NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k) {
-  const auto* f = dynamic_cast<const detail::fused_elementwise_step*>(&k);
-  return f != nullptr && f->native();
+  if (const auto* f = dynamic_cast<const detail::fused_elementwise_step*>(&k)) return f->native();
+  if (const auto* r = dynamic_cast<const detail::fused_reduce_step*>(&k)) return r->native();
+  return false;
 }
 
 }  // namespace nax::runtime

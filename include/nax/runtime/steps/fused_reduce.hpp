@@ -24,6 +24,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/core/bindings.hpp>
 #include <nax/kernels/fused_reduce.hpp>
+#include <nax/runtime/native/slot.hpp>
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/steps/group_program.hpp>
 
@@ -32,9 +33,12 @@ namespace detail {
 
 class fused_reduce_step final : public kernels::step_kernel {
  public:
-  fused_reduce_step(kernels::fused_reduce_plan plan, std::vector<graph::value_index> inputs,
-                    graph::value_index result)
-      : plan_(std::move(plan)), args_(std::move(inputs)), result_(result) {}
+  fused_reduce_step(kernels::elementwise_program program, kernels::fused_reduce_plan plan,
+                    std::vector<graph::value_index> inputs, graph::value_index result)
+      : program_(std::move(program)),
+        plan_(std::move(plan)),
+        args_(std::move(inputs)),
+        result_(result) {}
 
   void run(void* const* values, std::byte*) const override {
     constexpr std::size_t inline_pointers = 32;
@@ -43,11 +47,17 @@ class fused_reduce_step final : public kernels::step_kernel {
     const void** in = in_small;
     if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
-    kernels::run_fused_reduce(plan_, in, values[result_]);
+    kernels::run_fused_reduce(plan_, in, values[result_],
+                              native_.function(program_, plan_.program));
   }
 
+  void attach(native::tier& t) { native_.attach(t, program_, plan_.program); }
+  bool native() const { return native_.native(); }
+
  private:
+  kernels::elementwise_program program_;  // the group's, for the native tier
   kernels::fused_reduce_plan plan_;
+  native::slot native_;
   std::vector<graph::value_index> args_;
   graph::value_index result_;
 };
@@ -102,7 +112,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
   kernels::fused_reduce_plan plan = kernels::plan_fused_reduce(
       kernels::plan_elementwise(program, ext, strides, 0, kernels::elementwise_streaming::never),
       r.kind, outer, reduced, inner);
-  return std::make_unique<detail::fused_reduce_step>(std::move(plan), std::move(bound), s.result);
+  return std::make_unique<detail::fused_reduce_step>(std::move(program), std::move(plan),
+                                                     std::move(bound), s.result);
 }
 
 }  // namespace nax::runtime

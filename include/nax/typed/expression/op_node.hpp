@@ -25,11 +25,14 @@ namespace nax::detail {
 template <class Op, class... R>
 struct op_reader {
   std::tuple<R...> children;
+  // (Each op's result rounded apart from the next op's: simd::op_result.)
   auto load(std::size_t i) const {
-    return std::apply([&](const auto&... r) { return Op::apply(r.load(i)...); }, children);
+    return std::apply([&](const auto&... r) { return simd::op_result(Op::apply(r.load(i)...)); },
+                      children);
   }
   auto scalar(std::size_t i) const {
-    return std::apply([&](const auto&... r) { return Op::apply(r.scalar(i)...); }, children);
+    return std::apply([&](const auto&... r) { return simd::op_result(Op::apply(r.scalar(i)...)); },
+                      children);
   }
 };
 
