@@ -3,11 +3,13 @@
 // cancels), and its errors.
 #include <nax/typed/layer_norm.hpp>
 
+#include <nax/exec/cache_info.hpp>
 #include <nax/typed/elementwise.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 using r_ax = nax::axis<"r">;
 using h_ax = nax::axis<"h">;
@@ -70,4 +72,25 @@ TEST_CASE("layer_norm errors name the parameter and the axis") {
                        "layer_norm: axis 'h' of gamma has 7 but x has 8", nax::shape_error);
   CHECK_THROWS_WITH_AS(nax::layer_norm<h_ax>(x, 1.0f, short_gamma, 1e-5f),
                        "layer_norm: axis 'h' of beta has 7 but x has 8", nax::shape_error);
+}
+
+TEST_CASE("an output larger than the cache share (streamed) has the bits of a small one") {
+  // As in typed/softmax.cpp: rows of 100 and 1024 floats, enough of them for non-temporal stores.
+  const nax::cache_sizes& caches = nax::machine_caches();
+  for (const std::size_t n : {100, 1024}) {
+    CAPTURE(n);
+    const std::size_t rows = caches.l3 / caches.l3_sharing / (n * sizeof(float)) + 3;
+    nax::tensor<float, r_ax, h_ax> x(r_ax{rows}, h_ax{n});
+    fill_wave(x, 3.0, 2.0);
+    nax::tensor<float, h_ax> gamma(h_ax{n}), beta(h_ax{n});
+    fill_wave(gamma, 1.0, 0.5);
+    fill_wave(beta, 0.0, 0.25);
+    const auto big = nax::layer_norm<h_ax>(x, gamma, beta, 1e-5f);
+    for (const std::size_t first : {std::size_t{0}, rows / 2, rows - 3}) {
+      nax::tensor<float, r_ax, h_ax> part(r_ax{3}, h_ax{n});
+      std::memcpy(part.data(), x.data() + first * n, 3 * n * sizeof(float));
+      const auto small = nax::layer_norm<h_ax>(part, gamma, beta, 1e-5f);
+      CHECK(std::memcmp(small.data(), big.data() + first * n, 3 * n * sizeof(float)) == 0);
+    }
+  }
 }

@@ -2,11 +2,13 @@
 // over the inner and an outer axis, on expressions, with values that overflow a naive exp.
 #include <nax/typed/softmax.hpp>
 
+#include <nax/exec/cache_info.hpp>
 #include <nax/typed/elementwise.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using r_ax = nax::axis<"r">;
@@ -75,4 +77,26 @@ TEST_CASE("edge rows: constants, -inf entries, empty") {
   CHECK(p(1, 0) == doctest::Approx(1.0 / 8));
   nax::tensor<float, r_ax, n_ax> empty(r_ax{0}, n_ax{4});
   CHECK(nax::softmax<n_ax>(empty).size() == 0);
+}
+
+TEST_CASE("an output larger than the cache share (streamed) has the bits of a small one") {
+  // Rows of 100 floats (misaligned to the vector at most row starts) and of 1024, enough rows
+  // for the output to be written with non-temporal stores; each row must come out as it does
+  // from a tensor of three rows (written through the caches).
+  const nax::cache_sizes& caches = nax::machine_caches();
+  for (const std::size_t n : {100, 1024}) {
+    CAPTURE(n);
+    const std::size_t rows = caches.l3 / caches.l3_sharing / (n * sizeof(float)) + 3;
+    nax::tensor<float, r_ax, n_ax> x(r_ax{rows}, n_ax{n});
+    fill_wave(x, 4.0);
+    const auto big = nax::softmax<n_ax>(x * 2.0f), big_log = nax::log_softmax<n_ax>(x * 2.0f);
+    for (const std::size_t first : {std::size_t{0}, rows / 2, rows - 3}) {
+      nax::tensor<float, r_ax, n_ax> part(r_ax{3}, n_ax{n});
+      std::memcpy(part.data(), x.data() + first * n, 3 * n * sizeof(float));
+      const auto small = nax::softmax<n_ax>(part * 2.0f);
+      const auto small_log = nax::log_softmax<n_ax>(part * 2.0f);
+      CHECK(std::memcmp(small.data(), big.data() + first * n, 3 * n * sizeof(float)) == 0);
+      CHECK(std::memcmp(small_log.data(), big_log.data() + first * n, 3 * n * sizeof(float)) == 0);
+    }
+  }
 }

@@ -18,6 +18,7 @@ template <class V>
 struct layer_norm_row {
   using vec = simd::vec<V>;
   static constexpr std::size_t w = simd::width<V>;
+  static constexpr bool streams_rows = true;  // streamed_row_kernel
   V eps;
 
   template <class Reader, class Writer, class G, class B>
@@ -28,7 +29,13 @@ struct layer_norm_row {
       // The row stays in cache after the first sweep: the mean, then the mean squared deviation
       // from it (no cancellation, unlike the mean of squares minus the squared mean).
       using sum = reducers::sum;
-      mu = reduce_row<sum, V>(x, n, [](const vec& v) { return v; }) / static_cast<V>(n);
+      // The first sweep reads the row from memory: the previous row's deferred output (a
+      // streamed writer) goes out meanwhile.
+      auto drain = out.drain();
+      mu = reduce_row<sum, V>(
+               x, n, [](const vec& v) { return v; }, drain) /
+           static_cast<V>(n);
+      out.drained(drain);
       const vec m(mu);
       var = reduce_row<sum, V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) /
             static_cast<V>(n);

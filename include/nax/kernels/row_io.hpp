@@ -3,9 +3,12 @@
 // for a contiguous or strided output row, and prefetching of the next row. Shared by the typed
 // evaluator and row ops and by the runtime's reduce and row kernels.
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
+#include <nax/exec/cache_info.hpp>
 #include <nax/simd/arch.hpp>
 
 namespace nax::detail {
@@ -34,11 +37,20 @@ loaded_t<L, T> load_partial(const T* p, std::ptrdiff_t step, std::size_t n) {
   return loaded_t<L, T>::load_aligned(tmp);
 }
 
+/// Does nothing: the side work of a row sweep that has none.
+struct no_side_work {
+  void operator()() const {}
+};
+
+/// Rows up to this size are swept more than once by the row ops, from cache.
+inline constexpr std::size_t cached_row_bytes = 32 * 1024;
+
 /// One row of a destination as a kernel writes it: `store(i, v)` (a vector, or a mask for a bool
 /// destination), `store_tail(i, n, v)`, `load(i)` (to rewrite in place) and `at(i)`; at unit
 /// stride when `Contiguous`, else at `step` (contiguous rows still store directly).
 template <class T, bool Contiguous>
 struct row_writer {
+  static constexpr bool deferred = false;
   T* p;
   std::ptrdiff_t step;
   T& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
@@ -61,10 +73,136 @@ struct row_writer {
     else
       return load_partial<T>(p + static_cast<std::ptrdiff_t>(i) * step, step, simd::width<T>);
   }
+  /// The previous row's deferred output (row_stream): none here.
+  no_side_work drain() const { return {}; }
+  void drained(no_side_work) const {}
 };
 
-/// Rows up to this size are swept more than once by the row ops, from cache.
-inline constexpr std::size_t cached_row_bytes = 32 * 1024;
+/// The streamed output of a thread's rows (each at most cached_row_bytes), one row behind: a
+/// kernel writes row r into `buffer` (in L1, through the caches) and defers it; while the kernel
+/// reads row r + 1 from memory, each vector it reads drains one vector of row r to its
+/// destination with a non-temporal store. So the stores to memory are spread over the reads
+/// and the arithmetic instead of coming in a burst at the end of each row (where they would fill
+/// the store queue and hold up the next row), and the output never passes through the caches.
+/// The values are the row's own: only the time they reach memory changes. finish() writes what
+/// is still pending and orders the stores (call it before the rows are handed on).
+template <class T>
+class row_stream {
+ public:
+  static constexpr std::size_t w = simd::width<T>;
+  using vec = simd::vec<T>;
+
+  row_stream() noexcept {}  // NOLINT: the buffer needs no initialization
+  row_stream(const row_stream&) = delete;
+  row_stream& operator=(const row_stream&) = delete;
+  ~row_stream() { finish(); }
+
+  /// Where a kernel writes its row (whole vectors: a padded tail's lanes may be written too);
+  /// the previous row must be drained first (flush()).
+  T* buffer() { return buffer_; }
+
+  /// The row in buffer() is the output of [p, p + n): written to memory while the next row is
+  /// read (drain()), or by flush().
+  void defer(T* p, std::size_t n) { defer_scaled(p, n, T(1), false); }
+
+  /// The row in buffer() times `scale` (a multiply per element as it is written) is the output
+  /// of [p, p + n).
+  void defer_scaled(T* p, std::size_t n, T scale, bool scaled = true) {
+    dst_ = p;
+    n_ = n;
+    scale_ = scale;
+    scaled_ = scaled;
+    // The elements before p's first vector-aligned address go with ordinary stores (flush()).
+    const std::size_t off = reinterpret_cast<std::uintptr_t>(p) % simd::stream_alignment;
+    head_ = off == 0 || off % sizeof(T) != 0
+                ? 0
+                : std::min(n, (simd::stream_alignment - off) / sizeof(T));
+    next_ = head_;
+    aligned_ = off % sizeof(T) == 0;
+  }
+
+  /// Streams the deferred row's vectors one per call, from locals (so the loop that calls it
+  /// keeps them in registers); hand it back with drained().
+  struct drainer {
+    const T* src;
+    T* dst;
+    std::size_t left;
+    vec scale;
+    bool scaled, aligned;
+    void operator()() {
+      if (left == 0) return;
+      vec v = vec::load_unaligned(src);
+      if (scaled) v *= scale;
+      if (aligned)
+        simd::stream_store(dst, v);
+      else
+        v.store_unaligned(dst);
+      src += w;
+      dst += w;
+      --left;
+    }
+  };
+  drainer drain() {
+    if (!dst_) return {buffer_, nullptr, 0, vec(T(1)), false, false};
+    return {buffer_ + next_, dst_ + next_, (n_ - next_) / w, vec(scale_), scaled_, aligned_};
+  }
+  void drained(const drainer& d) {
+    if (dst_) next_ = static_cast<std::size_t>(d.src - buffer_);
+  }
+
+  /// Writes the rest of the deferred row (its head, its remaining vectors, its tail).
+  void flush() {
+    if (!dst_) return;
+    for (std::size_t j = 0; j < head_; ++j) dst_[j] = scaled_ ? buffer_[j] * scale_ : buffer_[j];
+    drainer d = drain();
+    while (d.left) d();
+    next_ = static_cast<std::size_t>(d.src - buffer_);
+    for (; next_ < n_; ++next_) dst_[next_] = scaled_ ? buffer_[next_] * scale_ : buffer_[next_];
+    dst_ = nullptr;
+    n_ = head_ = next_ = 0;
+  }
+
+  /// flush(), then orders the non-temporal stores before later stores.
+  void finish() {
+    flush();
+    simd::stream_fence();
+  }
+
+ private:
+  alignas(64) T buffer_[cached_row_bytes / sizeof(T)];
+  T* dst_ = nullptr;
+  std::size_t n_ = 0, head_ = 0, next_ = 0;
+  T scale_ = T(1);
+  bool scaled_ = false, aligned_ = true;
+};
+
+/// A row written through a row_stream (contiguous, at most cached_row_bytes): the kernel's
+/// write_row computes the row into the stream's buffer and defers it; drain() gives a functor
+/// that streams a vector of the previous row per call (once per vector the kernel reads in its
+/// first sweep), drained(d) takes it back.
+template <class T>
+struct stream_row_writer {
+  static constexpr bool deferred = true;
+  row_stream<T>* stream;
+  T* p;
+  typename row_stream<T>::drainer drain() const { return stream->drain(); }
+  void drained(const typename row_stream<T>::drainer& d) const { stream->drained(d); }
+};
+
+/// A row kernel that writes each output row once, through write_row (or a stream_row_writer's
+/// drain in its first sweep): the row drivers may hand it a stream_row_writer.
+template <class K>
+concept streamed_row_kernel = requires {
+  requires K::streams_rows;
+};
+
+/// Whether the row ops stream an output of `bytes` around the caches: when it is larger than
+/// this core's share of the last-level cache (as the evaluator's streamed assignments), so that
+/// writing it through the caches would only evict the input and cost a read of every line.
+inline bool stream_row_output(std::size_t bytes) {
+  const cache_sizes& caches = machine_caches();
+  return bytes >= caches.l3 / caches.l3_sharing;
+}
 
 /// Asks for the cache lines of [p, p + bytes) to be brought into L1 ahead of use.
 inline void prefetch_range(const void* p, std::size_t bytes) {

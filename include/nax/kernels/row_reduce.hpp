@@ -32,18 +32,28 @@ simd::vec<T> keep_first(const simd::vec<T>& v, std::size_t n) {
 
 /// Folds f(v) for the vectors v of a row of n elements (x: a row_reader) into four
 /// accumulators, so the loop runs at load rate rather than at the latency of Red's combine; the
-/// padded tail goes into the second, its padding replaced by the identity.
-template <class Red, class Reader, class F, class Vec>
-void accumulate_row(const Reader& x, std::size_t n, F f, Vec (&acc)[4]) {
+/// padded tail goes into the second, its padding replaced by the identity. side() is called once
+/// per vector read (the row ops drain the previous row's streamed output with it). Always
+/// inlined: f's and side's state then stays in registers.
+template <class Red, class Reader, class F, class Vec, class Side = no_side_work>
+[[gnu::always_inline]] inline void accumulate_row(const Reader& x, std::size_t n, F f,
+                                                  Vec (&acc)[4], Side&& side = Side{}) {
   constexpr std::size_t w = Vec::size;
   std::size_t i = 0;
   for (; i + 4 * w <= n; i += 4 * w) {
     acc[0] = Red::combine(acc[0], f(x.load(i)));
+    side();
     acc[1] = Red::combine(acc[1], f(x.load(i + w)));
+    side();
     acc[2] = Red::combine(acc[2], f(x.load(i + 2 * w)));
+    side();
     acc[3] = Red::combine(acc[3], f(x.load(i + 3 * w)));
+    side();
   }
-  for (; i + w <= n; i += w) acc[0] = Red::combine(acc[0], f(x.load(i)));
+  for (; i + w <= n; i += w) {
+    acc[0] = Red::combine(acc[0], f(x.load(i)));
+    side();
+  }
   if (i < n) acc[1] = Red::combine(acc[1], keep_first<Red>(f(x.load_tail(i, n - i)), n - i));
 }
 
@@ -54,12 +64,13 @@ T combine_accumulators(const simd::vec<T> (&acc)[4]) {
       Red::combine(Red::combine(acc[0], acc[1]), Red::combine(acc[2], acc[3])));
 }
 
-/// Red over f(v) for the vectors of one row (x: a row_reader at lane T).
-template <class Red, class T, class Reader, class F>
-T reduce_row(const Reader& x, std::size_t n, F f) {
+/// Red over f(v) for the vectors of one row (x: a row_reader at lane T), side() once per vector.
+template <class Red, class T, class Reader, class F, class Side = no_side_work>
+[[gnu::always_inline]] inline T reduce_row(const Reader& x, std::size_t n, F f,
+                                           Side&& side = Side{}) {
   const simd::vec<T> id(Red::template identity<T>());
   simd::vec<T> acc[4] = {id, id, id, id};
-  accumulate_row<Red>(x, n, f, acc);
+  accumulate_row<Red>(x, n, f, acc, side);
   return combine_accumulators<Red>(acc);
 }
 

@@ -2,11 +2,12 @@
 // The runtime row ops: softmax and layer_norm along one axis of a dense row-major tensor, seen as
 // [outer, n, inner] (n: the axis). Along the last axis (inner = 1) each row is contiguous and
 // goes through the typed row bodies (nax::detail::softmax_row, layer_norm_row), threaded over
-// rows. Along another axis, vectors run across the inner dimension instead: a work item takes a
-// chunk of inner columns and walks the axis over contiguous pieces of rows, each vector lane one
-// row of the op (no transpose, no temporary). The lane-wise sweeps are the row bodies' own:
-// max, exp and sum, scale when the chunk fits in cache (else one online pass, as softmax_row's
-// long rows); mean then squared deviation (else Welford's update, as layer_norm_row's).
+// rows, a large output streamed one row behind as the typed row driver does. Along another axis,
+// vectors run across the inner dimension instead: a work item takes a chunk of inner columns and
+// walks the axis over contiguous pieces of rows, each vector lane one row of the op (no transpose,
+// no temporary). The lane-wise sweeps are the row bodies' own: max, exp and sum, scale when the
+// chunk fits in cache (else one online pass, as softmax_row's long rows); mean then squared
+// deviation (else Welford's update, as layer_norm_row's).
 
 #include <algorithm>
 #include <cstddef>
@@ -16,16 +17,16 @@
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/kernels/copy.hpp>
-#include <nax/kernels/reduce.hpp>
 #include <nax/exec/planning_threads.hpp>
 #include <nax/exec/thread_pool.hpp>
-#include <nax/simd/arch.hpp>
-#include <nax/simd/math.hpp>
 #include <nax/exec/tuning.hpp>
+#include <nax/kernels/copy.hpp>
 #include <nax/kernels/layer_norm_row.hpp>
+#include <nax/kernels/reduce.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/kernels/softmax_row.hpp>
+#include <nax/simd/arch.hpp>
+#include <nax/simd/math.hpp>
 
 namespace nax::kernels {
 
@@ -38,6 +39,10 @@ struct rows_plan {
   /// is swept several times from cache (else one online pass and a write pass).
   std::size_t chunk = 0;
   bool cached = true;
+  /// Along the last axis: whether the output rows are streamed around the caches, one row
+  /// behind (nax::detail::row_stream): rows that fit in cache and an output larger than this
+  /// core's share of the last-level cache (not when it overlaps the input).
+  bool stream = false;
   std::size_t items = 0, grain = 1;
 };
 
@@ -165,22 +170,38 @@ void layer_norm_columns(const rows_plan& p, const V* x, const V* gamma, const V*
   });
 }
 
-// Runs kernel(row, x, y) for the planned rows (last axis) or column chunks (another axis).
+// Runs rows(x, writer) for the planned rows (last axis; the writer streams the rows through a
+// row_stream per thread when the plan says so and the output does not overlap the input) or
+// columns(x, y, len) for the column chunks (another axis).
 template <class V, class Rows, class Columns>
 void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns columns) {
   const std::size_t n = p.n;
   if (p.items == 0) return;
   if (p.inner == 1) {
-    auto body = [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t r = lo; r < hi; ++r) {
-        // Fetch the next row while this one is computed, as the typed row driver does.
-        if (r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes)
-          nax::detail::prefetch_range(x + (r + 1) * n, n * sizeof(V));
-        rows(x + r * n, y + r * n);
-      }
+    auto run = [&](auto stream) {
+      constexpr bool Stream = decltype(stream)::value;
+      auto body = [&](std::size_t lo, std::size_t hi) {
+        std::conditional_t<Stream, nax::detail::row_stream<V>, char> out{};
+        for (std::size_t r = lo; r < hi; ++r) {
+          // Fetch the next row while this one is computed, as the typed row driver does.
+          if (r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes)
+            nax::detail::prefetch_range(x + (r + 1) * n, n * sizeof(V));
+          if constexpr (Stream)
+            rows(x + r * n, nax::detail::stream_row_writer<V>{&out, y + r * n});
+          else
+            rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1});
+        }
+        if constexpr (Stream) out.finish();
+      };
+      if (p.items <= p.grain) return body(0, p.items);
+      parallel_for(0, p.items, p.grain, body);
     };
-    if (p.items <= p.grain) return body(0, p.items);
-    return parallel_for(0, p.items, p.grain, body);
+    const auto xb = reinterpret_cast<std::uintptr_t>(x), yb = reinterpret_cast<std::uintptr_t>(y);
+    const std::uintptr_t bytes = p.outer * n * sizeof(V);
+    if (p.stream && n * sizeof(V) <= nax::detail::cached_row_bytes &&
+        (yb + bytes <= xb || xb + bytes <= yb))
+      return run(std::true_type{});
+    return run(std::false_type{});
   }
   const std::size_t chunks = (p.inner + p.chunk - 1) / p.chunk;
   auto body = [&](std::size_t lo, std::size_t hi) {
@@ -198,9 +219,8 @@ template <class V>
 void run_softmax_as(const rows_plan& p, const void* in, void* out) {
   for_each_item<V>(
       p, static_cast<const V*>(in), static_cast<V*>(out),
-      [&](const V* x, V* y) {
-        nax::detail::softmax_row<V, false>{}(pointer_reader<V>{x},
-                                             nax::detail::row_writer<V, true>{y, 1}, p.n);
+      [&](const V* x, const auto& y) {
+        nax::detail::softmax_row<V, false>{}(pointer_reader<V>{x}, y, p.n);
       },
       [&](const V* x, V* y, std::size_t len) { softmax_columns<V>(p, x, y, len); });
 }
@@ -213,10 +233,9 @@ void run_layer_norm_as(const rows_plan& p, const void* in, const void* gamma, co
   const auto eps = static_cast<V>(epsilon);
   for_each_item<V>(
       p, static_cast<const V*>(in), static_cast<V*>(out),
-      [&](const V* x, V* y) {
-        nax::detail::layer_norm_row<V>{eps}(pointer_reader<V>{x},
-                                            nax::detail::row_writer<V, true>{y, 1}, p.n,
-                                            pointer_reader<V>{g}, pointer_reader<V>{b});
+      [&](const V* x, const auto& y) {
+        nax::detail::layer_norm_row<V>{eps}(pointer_reader<V>{x}, y, p.n, pointer_reader<V>{g},
+                                            pointer_reader<V>{b});
       },
       [&](const V* x, V* y, std::size_t len) { layer_norm_columns<V>(p, x, g, b, eps, y, len); });
 }
@@ -247,6 +266,8 @@ inline rows_plan plan_rows(nax::dtype type, std::span<const std::size_t> extents
   if (p.outer * p.n * p.inner == 0) return p;
   if (p.inner == 1) {
     p.items = p.outer;
+    p.stream = p.n * eb <= nax::detail::cached_row_bytes &&
+               nax::detail::stream_row_output(p.outer * p.n * eb);
     p.grain = std::max<std::size_t>(1, nax::detail::parallel_grain_elements / p.n);
     return p;
   }

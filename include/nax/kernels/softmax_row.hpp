@@ -2,8 +2,13 @@
 // The softmax (and log_softmax) of one row, as the typed softmax and the runtime's row kernel run
 // it: a row that fits in cache is swept three times from it (max, exp and sum, scale); a longer
 // one is read once by an online pass (running max and rescaled sum per lane) and once to write.
+// A cached row's first sweep also checks that every x - max is in exp's fast range (no NaN, the
+// least element within exp_fast_limit of the max), so the exps skip exp's per-vector check; and
+// with a streamed writer (row_stream) it drains the previous row's output.
 
+#include <cassert>
 #include <cstddef>
+#include <limits>
 
 #include <nax/kernels/row_io.hpp>
 #include <nax/kernels/row_reduce.hpp>
@@ -13,61 +18,111 @@
 
 namespace nax::detail {
 
-// out[i] = f(i, tail) for a row, vector by vector, with a padded tail.
+// out[i] = f(i, tail) for a row, vector by vector, with a padded tail. A deferred writer
+// (stream_row_writer) gets the row in its stream's buffer, written to memory while the next row
+// is read.
 template <class V, class Writer, class F>
 void write_row(const Writer& out, std::size_t n, F f) {
   constexpr std::size_t w = simd::width<V>;
   std::size_t i = 0;
-  for (; i + w <= n; i += w) out.store(i, f(i, false));
-  if (i < n) out.store_tail(i, n - i, f(i, true));
+  if constexpr (Writer::deferred) {
+    assert(n * sizeof(V) <= cached_row_bytes);  // the drivers defer cached rows only
+    out.stream->flush();
+    V* buffer = out.stream->buffer();
+    for (; i + w <= n; i += w) f(i, false).store_aligned(buffer + i);
+    if (i < n) f(i, true).store_aligned(buffer + i);
+    out.stream->defer(out.p, n);
+  } else {
+    for (; i + w <= n; i += w) out.store(i, f(i, false));
+    if (i < n) out.store_tail(i, n - i, f(i, true));
+  }
 }
 
 template <class V, bool Log>
 struct softmax_row {
   using vec = simd::vec<V>;
   static constexpr std::size_t w = simd::width<V>;
+  static constexpr bool streams_rows = true;  // streamed_row_kernel
 
   template <class Reader, class Writer>
   void operator()(const Reader& x, const Writer& out, std::size_t n) const {
     auto load = [&](std::size_t i, bool tail) { return tail ? x.load_tail(i, n - i) : x.load(i); };
     V max_v, sum_v;
     if (n * sizeof(V) <= cached_row_bytes) {
-      max_v = reduce_row<reducers::max, V>(x, n, [](const vec& v) { return v; });
+      // A cached row's exps (softmax), a whole number of vectors. A streamed row's go to its
+      // stream's buffer, and are scaled as they are written out.
+      [[maybe_unused]] alignas(64)
+          V own_buffer[Log || Writer::deferred ? 1 : cached_row_bytes / sizeof(V)];
+      [[maybe_unused]] V* row_buffer = own_buffer;
+      // The first sweep reads the row from memory: the previous row's deferred output is
+      // streamed out meanwhile, a vector per vector read. Besides the max, it finds the least
+      // element and any NaN: if every x - max is within exp's fast range (exp_fast_limit), the
+      // exps skip exp's per-vector range check (the bits are exp's either way).
+      auto drain = out.drain();
+      vec lo(std::numeric_limits<V>::infinity());
+      simd::mask<V> nan(false);
+      max_v = reduce_row<reducers::max, V>(
+          x, n,
+          [&](const vec& v) {
+            lo = simd::min(lo, v);  // a padded tail's 1 can only make the check fail
+            nan = nan | (v != v);
+            return v;
+          },
+          drain);
+      out.drained(drain);
+      const V spread = reduce_lanes<reducers::min>(lo) - max_v;
+      const bool in_range = !xsimd::any(nan) && spread >= -simd::exp_fast_limit<V>;
       const vec mx(max_v);
       vec s0(V(0)), s1(V(0));
-      std::size_t i = 0;
-      if constexpr (Log) {
-        for (; i + 2 * w <= n; i += 2 * w) {
-          s0 += simd::exp(x.load(i) - mx);
-          s1 += simd::exp(x.load(i + w) - mx);
+      auto sweep = [&](auto exp) {
+        std::size_t i = 0;
+        if constexpr (Log) {
+          for (; i + 2 * w <= n; i += 2 * w) {
+            s0 += exp(x.load(i) - mx);
+            s1 += exp(x.load(i + w) - mx);
+          }
+          for (; i + w <= n; i += w) s0 += exp(x.load(i) - mx);
+          if (i < n) s1 += keep_first<reducers::sum>(exp(x.load_tail(i, n - i) - mx), n - i);
+        } else {
+          if constexpr (Writer::deferred) {
+            out.stream->flush();
+            row_buffer = out.stream->buffer();
+          }
+          // The exps go to a buffer in L1 (the padded tail's too, so the last vector is whole),
+          // which the third sweep scales into the output (a streamed one, as it drains): the
+          // output is written once and never read back.
+          for (; i + 2 * w <= n; i += 2 * w) {
+            const vec e0 = exp(x.load(i) - mx), e1 = exp(x.load(i + w) - mx);
+            e0.store_aligned(row_buffer + i);
+            e1.store_aligned(row_buffer + i + w);
+            s0 += e0;
+            s1 += e1;
+          }
+          for (; i + w <= n; i += w) {
+            const vec e = exp(x.load(i) - mx);
+            e.store_aligned(row_buffer + i);
+            s0 += e;
+          }
+          if (i < n) {
+            const vec e = exp(x.load_tail(i, n - i) - mx);
+            e.store_aligned(row_buffer + i);
+            s1 += keep_first<reducers::sum>(e, n - i);
+          }
         }
-        for (; i + w <= n; i += w) s0 += simd::exp(x.load(i) - mx);
-        if (i < n) s1 += keep_first<reducers::sum>(simd::exp(x.load_tail(i, n - i) - mx), n - i);
-      } else {
-        // The exps go to the output, which the third sweep rescales while it is in cache.
-        for (; i + 2 * w <= n; i += 2 * w) {
-          const vec e0 = simd::exp(x.load(i) - mx), e1 = simd::exp(x.load(i + w) - mx);
-          out.store(i, e0);
-          out.store(i + w, e1);
-          s0 += e0;
-          s1 += e1;
-        }
-        for (; i + w <= n; i += w) {
-          const vec e = simd::exp(x.load(i) - mx);
-          out.store(i, e);
-          s0 += e;
-        }
-        if (i < n) {
-          const vec e = simd::exp(x.load_tail(i, n - i) - mx);
-          out.store_tail(i, n - i, e);
-          s1 += keep_first<reducers::sum>(e, n - i);
-        }
-      }
+      };
+      if (in_range)
+        sweep([](const vec& v) { return simd::exp_in_range(v); });
+      else
+        sweep([](const vec& v) { return simd::exp(v); });
       sum_v = reduce_lanes<reducers::sum>(s0 + s1);
-      if constexpr (!Log) {
-        const V inv = V(1) / sum_v;
-        for (i = 0; i + w <= n; i += w) out.store(i, out.load(i) * vec(inv));
-        for (; i < n; ++i) out.at(i) *= inv;
+      if constexpr (Writer::deferred && !Log) {
+        out.stream->defer_scaled(out.p, n, V(1) / sum_v);
+        return;
+      } else if constexpr (!Log) {
+        const vec inv(V(1) / sum_v);
+        write_row<V>(out, n, [&](std::size_t at, bool) {
+          return vec::load_unaligned(row_buffer + at) * inv;
+        });
         return;
       }
     } else {

@@ -4,7 +4,8 @@
 // computes the mean and the (biased) variance, a second writes. A row that fits in L1/L2 is read
 // from memory once: its mean, then the mean squared deviation from it are two sweeps over the
 // cached row (exact two-pass statistics, no cancellation). A longer row gets one pass with
-// Welford's update in every vector lane, merged across lanes with Chan's formula.
+// Welford's update in every vector lane, merged across lanes with Chan's formula. A large output
+// of cached rows is streamed one row behind, as softmax's.
 
 #include <cmath>
 #include <cstddef>
@@ -25,7 +26,6 @@
 
 namespace nax {
 namespace detail {
-
 
 template <class A, class E, class P>
 void check_parameter_axis(const E& e, const P& p, const char* what) {

@@ -3,7 +3,8 @@
 // along one axis A, for every index of the other axes, threaded over rows. A row of the input
 // expression is read through a cursor (so the expression is fused into the row op) and the
 // output row is written through a destination cursor; both may be strided when A is not the
-// innermost axis.
+// innermost axis. A large output of contiguous rows that fit in cache goes through a row_stream
+// per thread (kernels/row_io.hpp): written around the caches, one row behind.
 
 #include <algorithm>
 #include <array>
@@ -29,7 +30,6 @@ template <class L, class A>
 using row_order =
     boost::mp11::mp_push_back<axes_difference<L, axes<axes_get<L, A>>>, axes_get<L, A>>;
 
-
 /// Calls kernel(reader, writer, n, extra readers...) for each row of e along A, writing `out`
 /// (a tensor over e's axes in e's order). `extra` cursors (over the same loop order) are
 /// positioned at each row too. Rows whose input, output and extras all have unit stride along
@@ -54,9 +54,20 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
   (extra.for_each_leaf(set_step), ...);
   d.step = d.stride[R - 1];
   const bool contiguous = d.step == 1 && contiguous_rows(c) && (contiguous_rows(extra) && ...);
+  // A large output of rows that fit in cache is streamed around the caches, one row behind
+  // (row_stream), unless a leaf reads it; for the kernels that support it (streamed_row_kernel).
+  bool stream = false;
+  if (streamed_row_kernel<Kernel> && contiguous && n * sizeof(V) <= cached_row_bytes &&
+      stream_row_output(rows * n * sizeof(V))) {
+    const auto dst_bytes = byte_range<R>(d.base, d.stride, ext, sizeof(V));
+    bool reads = overlap_of(c, d, ext, dst_bytes).reads;
+    ((reads = reads || overlap_of(extra, d, ext, dst_bytes).reads), ...);
+    stream = !reads;
+  }
 
-  auto run = [&](auto access) {
+  auto run = [&](auto access, auto streamed) {
     constexpr row_access Access = decltype(access)::value;
+    constexpr bool Stream = decltype(streamed)::value;
     const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / n);
     parallel_for(0, rows, grain, [&](std::size_t lo, std::size_t hi) {
       auto cur = c;
@@ -66,6 +77,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
         leaf.start_row(row_offset<R>(leaf.stride, idx.data(), R - 1));
       };
       std::array<std::size_t, R> next{};
+      std::conditional_t<Stream, row_stream<V>, char> stream_out{};
       for (std::size_t r = lo; r < hi; ++r) {
         if constexpr (Access == row_access::contiguous) {
           // Fetch the next row of x while this one is computed: each row is a short stream the
@@ -82,8 +94,13 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
         split_index(r, ext.data(), R - 1, idx.data());
         cur.for_each_leaf(start);
         std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
-        const row_writer<V, Access == row_access::contiguous> w{
-            d.base + row_offset<R>(d.stride, idx.data(), R - 1), d.step};
+        V* const row = d.base + row_offset<R>(d.stride, idx.data(), R - 1);
+        const auto w = [&] {
+          if constexpr (Stream)
+            return stream_row_writer<V>{&stream_out, row};
+          else
+            return row_writer<V, Access == row_access::contiguous>{row, d.step};
+        }();
         std::apply(
             [&](auto&... x) {
               kernel(row_reader<V, decltype(cur), Access>{&cur}, w, n,
@@ -91,12 +108,17 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
             },
             more);
       }
+      if constexpr (Stream) stream_out.finish();
     });
   };
+  using contiguous_t = std::integral_constant<row_access, row_access::contiguous>;
+  if constexpr (streamed_row_kernel<Kernel>) {
+    if (stream) return run(contiguous_t{}, std::true_type{});
+  }
   if (contiguous)
-    run(std::integral_constant<row_access, row_access::contiguous>{});
+    run(contiguous_t{}, std::false_type{});
   else
-    run(std::integral_constant<row_access, row_access::strided>{});
+    run(std::integral_constant<row_access, row_access::strided>{}, std::false_type{});
 }
 
 }  // namespace nax::detail

@@ -3,9 +3,12 @@
 // exp), threaded over the other axes, with the input expression fused into the row loop.
 //
 // A row that fits in L1/L2 (<= 32 KiB) is swept three times, the second and third from cache:
-// max, then exp(x - max) written out and summed, then scaled by 1/sum; one exp per element and
-// one pass over memory each way. A longer row is read twice from memory: an online pass keeps a
-// running max and a sum rescaled whenever the max grows, then the output is written.
+// max (and whether the whole row is within exp's fast range), then exp(x - max) into a buffer and
+// summed, then scaled by 1/sum into the output; one exp per element and one pass over memory each
+// way. An output larger than the core's share of the last-level cache is streamed one row behind
+// (kernels/row_io.hpp, row_stream): non-temporal stores spread over the next row's first sweep. A
+// longer row is read twice from memory: an online pass keeps a running max and a sum rescaled
+// whenever the max grows, then the output is written.
 
 #include <cmath>
 #include <cstddef>

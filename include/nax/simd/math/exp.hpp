@@ -120,6 +120,16 @@ template <bool Negate, class V>
   return (p * from_uint<V>(e1 << K::mantissa_bits)) * from_uint<V>(e2 << K::mantissa_bits);
 }
 
+// The fast path, for |x| <= fast_limit in every lane: e^x is normal, so 2^n is applied by adding
+// n to the exponent field of p (t's low bits are n, shift's are 0).
+template <bool Negate, class V>
+V exp_fast(const V& x) noexcept {
+  using K = exp_constants<scalar_t<V>>;
+  V p, t;
+  exp_reduce<Negate>(x, p, t);
+  return from_uint<V>(as_uint(p) + (as_uint(t) << K::mantissa_bits));
+}
+
 /// e^x (e^-x when Negate). Every lane is computed by the same operations whatever the others
 /// hold: a batch with a lane outside [-fast_limit, fast_limit] (or NaN) takes the general path
 /// for all its lanes, and the general path gives bit for bit the fast path's result where both
@@ -128,9 +138,9 @@ template <bool Negate = false, class V>
 V exp(const V& x) noexcept {
   using S = scalar_t<V>;
   using K = exp_constants<S>;
-  V p, t;
 #if defined(__AVX512F__)
   if constexpr (register_bytes<V> == 64) {
+    V p, t;
     constexpr S lo = Negate ? -K::hi : K::lo, hi = Negate ? -K::lo : K::hi;
     // AVX-512's vscalefps/pd computes p 2^n with one rounding, overflow and subnormals
     // included: the general path's result, in one instruction and without a branch.
@@ -142,15 +152,26 @@ V exp(const V& x) noexcept {
       return V(_mm512_scalef_pd(p, n));
   }
 #endif
-  if (all_of(clear_sign(x) <= V(K::fast_limit))) [[likely]] {
-    // e^x is normal: add n to the exponent field of p (t's low bits are n, shift's are 0).
-    exp_reduce<Negate>(x, p, t);
-    return from_uint<V>(as_uint(p) + (as_uint(t) << K::mantissa_bits));
-  }
+  if (all_of(clear_sign(x) <= V(K::fast_limit))) [[likely]]
+    return exp_fast<Negate>(x);
   return exp_general<Negate>(x);
 }
 
 }  // namespace math_detail
+
+/// The |x| up to which exp(x) is computed by its fast path: e^x is a normal number there.
+template <class S>
+inline constexpr S exp_fast_limit = math_detail::exp_constants<S>::fast_limit;
+
+/// exp(x) for a batch whose lanes the caller knows to lie in [-exp_fast_limit, exp_fast_limit]
+/// (the row ops check a whole row at once): exp(x)'s bits, without its check of every batch.
+template <class V>
+V exp_in_range(const V& x) noexcept {
+  if constexpr (math_detail::register_bytes<V> == 64)
+    return math_detail::exp(x);  // AVX-512's exp has no check to skip
+  else
+    return math_detail::exp_fast<false>(x);
+}
 
 /// e^x for float, double or an xsimd batch of either.
 ///
