@@ -94,6 +94,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
+#include <nax/runtime/kernel_arena.hpp>
 #include <numeric>
 
 #include <nax/exec/planning_threads.hpp>
@@ -124,7 +125,7 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
 }
 
 /// The kernel of a step whose result is its operand's buffer.
-struct no_step final : kernels::step_kernel {
+struct no_step final : kernels::step_kernel, arena_allocated {
   void run(void* const*, std::byte*) const override {}
   bool does_nothing() const noexcept override { return true; }
 };
@@ -134,6 +135,9 @@ struct no_step final : kernels::step_kernel {
 NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
                                                               const nax::bindings& b,
                                                               specialize_options o) {
+  // The step kernels in a few slabs, not one heap object each (runtime/kernel_arena.hpp): room
+  // for the typical step's few hundred bytes.
+  const kernel_arena_scope kernel_slabs(p.steps.size() * 384);
   auto s = std::make_unique<specialization>();
   s->binding = b;
   s->threads = o.threads ? o.threads : static_cast<std::size_t>(num_threads());
@@ -156,6 +160,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     s->shapes.push_back(std::move(c));
   }
 
+  s->roles.reserve(n);
   for (const graph::program_value& v : p.values) s->roles.push_back(v.role);
   s->constants.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
@@ -190,10 +195,21 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     aliasing_step[k] = 1;
   }
 
+  // (make_step_kernels, with no kernel planned for a step that moves nothing.)
   std::vector<scratch_request> scratch;
-  s->kernels = make_step_kernels(p, s->shapes, scratch);
-  for (std::size_t k = 0; k < p.steps.size(); ++k)
-    if (aliasing_step[k]) s->kernels[k] = std::make_unique<detail::no_step>();
+  {
+    plan_memo memo;
+    s->kernels.reserve(p.steps.size());
+    for (std::size_t k = 0; k < p.steps.size(); ++k) {
+      if (aliasing_step[k]) {
+        s->kernels.push_back(std::make_unique<detail::no_step>());
+        continue;
+      }
+      const std::size_t before = scratch.size();
+      s->kernels.push_back(make_step_kernel(p, p.steps[k], s->shapes, scratch, &memo));
+      for (std::size_t r = before; r < scratch.size(); ++r) scratch[r].step = k;
+    }
+  }
   // Chains that run tile by tile (runtime/pipeline.hpp) are each one unit of the schedule.
   std::vector<std::uint32_t> unit_of;
   for (std::uint32_t c = 0; c < p.pipelines.size(); ++c) {
