@@ -268,11 +268,15 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   const std::vector<std::uint32_t>& group_of = s->schedule.group_of;
   std::vector<buffer_request> requests;
   requests.reserve(n);
-  std::vector<std::size_t> request_of(n, none);
-  std::vector<std::size_t> first(n, none), last(n, 0);
+  // Per value: its request, and the first and last groups that touch it (one vector: one
+  // allocation).
+  struct value_life {
+    std::size_t request = none, first = none, last = 0;
+  };
+  std::vector<value_life> life(n);
   auto touch = [&](std::size_t v, std::size_t g) {
-    first[v] = std::min(first[v], g);
-    last[v] = std::max(last[v], g);
+    life[v].first = std::min(life[v].first, g);
+    life[v].last = std::max(life[v].last, g);
   };
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const graph::program_step& st = p.steps[k];
@@ -283,17 +287,19 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   for (std::size_t v = 0; v < n; ++v) {
     const graph::program_value& pv = p.values[v];
     if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
-    request_of[v] = requests.size();
+    life[v].request = requests.size();
     // (A value no step touches keeps its program lifetime: groups are steps when nothing runs
     // side by side.)
-    if (first[v] == none) first[v] = last[v] = group_of.empty() ? 0 : group_of[pv.first_step];
-    requests.push_back({ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), first[v], last[v]});
+    if (life[v].first == none)
+      life[v].first = life[v].last = group_of.empty() ? 0 : group_of[pv.first_step];
+    requests.push_back(
+        {ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), life[v].first, life[v].last});
   }
   for (std::size_t v = 0; v < n; ++v) {
-    if (alias_of[v] == v || first[v] == none) continue;
-    buffer_request& r = requests[request_of[v] = request_of[alias_of[v]]];
-    r.first_step = std::min(r.first_step, first[v]);
-    r.last_step = std::max(r.last_step, last[v]);
+    if (alias_of[v] == v || life[v].first == none) continue;
+    buffer_request& r = requests[life[v].request = life[alias_of[v]].request];
+    r.first_step = std::min(r.first_step, life[v].first);
+    r.last_step = std::max(r.last_step, life[v].last);
   }
   for (const scratch_request& r : scratch)
     requests.push_back({r.bytes, group_of[r.step], group_of[r.step]});
@@ -302,7 +308,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
-    if (request_of[v] != static_cast<std::size_t>(-1)) s->offsets[v] = plan.offsets[request_of[v]];
+    if (life[v].request != static_cast<std::size_t>(-1))
+      s->offsets[v] = plan.offsets[life[v].request];
   const std::size_t first_scratch = requests.size() - scratch.size() - s->pipelines.size();
   for (std::size_t k = 0; k < scratch.size(); ++k)
     *scratch[k].offset = plan.offsets[first_scratch + k];

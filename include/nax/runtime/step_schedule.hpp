@@ -163,7 +163,10 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   step_schedule s = sequential_schedule(p, unit_of);
   const std::size_t n = p.steps.size();
   s.cost_ns.resize(n);
-  std::vector<double> bytes(n), value_bytes(p.values.size());
+  // Each step's bytes, then each value's (one allocation).
+  std::vector<double> bytes_of(n + p.values.size());
+  const std::span<double> bytes(bytes_of.data(), n),
+      value_bytes(bytes_of.data() + n, p.values.size());
   for (std::size_t v = 0; v < value_bytes.size(); ++v)
     value_bytes[v] = static_cast<double>(shapes[v].num_bytes());
   for (std::size_t i = 0; i < n; ++i) {
