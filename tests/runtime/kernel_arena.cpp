@@ -161,7 +161,7 @@ TEST_CASE("outside a scope, and in nested scopes, objects are made and freed ali
   CHECK(live_objects.load() == 0);
 }
 
-TEST_CASE("a specialization of a 600-step graph makes few allocations" *
+TEST_CASE("a specialization of a 900-step graph makes fewer than 50 allocations" *
           doctest::skip(!NAX_TEST_COUNT_ALLOCATIONS)) {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f32, {"batch", dim::named("h", 16)}));
@@ -182,7 +182,8 @@ TEST_CASE("a specialization of a 600-step graph makes few allocations" *
       nax::runtime::specialize(ex.program(), bind, {.threads = 1});
   const long made = allocations.load() - before;
   CAPTURE(steps);
-  CHECK(made < 60);  // was one per step and more
+  MESSAGE("allocations of one specialization: " << made);
+  CHECK(made < 50);  // issue 20's target (was one per step and more)
 }
 
 TEST_CASE("steps copying an earlier step's kernel give the bits of kernels planned alone") {
