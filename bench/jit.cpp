@@ -13,6 +13,8 @@
 //              against cblas_sgemm + hand loops and PyTorch eager; batch 1, 8, 64, 256; 1 and 2
 //              threads
 //   recompile  compile_program + specialize per new batch size vs specialize vs a cache hit
+//   results    run(inputs), which returns new results, vs run(inputs, outputs) vs the typed
+//              expression: a fused 6-op chain over 16 M floats (--n), a 64 MiB result
 //   native     the native tier (runtime/native/): the precompiled prelude, a cold compilation
 //              per fused group, and 20 groups loaded from a warm disk cache
 //
@@ -20,7 +22,7 @@
 // background compilation would share the cores with what is timed.
 //
 //   bench_jit [--reps N] [--threads 1,2]
-//             [--ops hit,specialize,dispatch,memory,mlp,recompile,native]
+//             [--ops hit,specialize,dispatch,memory,mlp,recompile,results,native]
 //             [--n steps] [--profile specialize|hit|hit-kernels]
 //
 // Single-threaded sections are best run pinned (taskset -c 1); bench/RESULTS.md has the commands
@@ -684,6 +686,112 @@ void section_mlp(const options& o, torch_process& torch) {
 
 // --- 6. recompiling per shape vs specializing ---------------------------------------------------
 
+// --- 7. results: run(inputs) against run(inputs, outputs) --------------------------------------
+
+// y = tanh((x * 1.5 + z) * 0.5 - 0.25) * x over n floats (bench/fusion.cpp's chain6, fused: one
+// step), its 64 MiB result returned by run(inputs) (the last result held while the next run
+// runs, as `out = ex.run(in)` does) against the same written into a given tensor, and the typed
+// expression.
+using chain_axis = nax::axis<"n">;
+
+template <class X>
+auto results_chain(const X& x, const X& z) {
+  return tanh((x * 1.5f + z) * 0.5f - 0.25f) * x;
+}
+
+void section_results(const options& o) {
+  const std::size_t n = o.n ? o.n : std::size_t{16} << 20;
+  nax::tensor<float, chain_axis> x{chain_axis(n)}, z{chain_axis(n)}, typed_out{chain_axis(n)};
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uni(-2.f, 2.f);
+  for (std::size_t i = 0; i < n; ++i) {
+    x.data()[i] = uni(rng);
+    z.data()[i] = uni(rng);
+  }
+  g::builder b;
+  auto gx = b.parameter("x", f32({"n"}));
+  auto gz = b.parameter("z", f32({"n"}));
+  auto ex = g::compile(b, {results_chain(gx, gz)});
+  const std::vector<dyn_tensor> in = {nax::to_dyn(x), nax::to_dyn(z)};
+  const std::span<const dyn_tensor> ins(in);
+  std::vector<dyn_tensor> given = ex.run(ins), returned = ex.run(ins), fresh = ex.run(ins);
+  auto same = [&](const dyn_tensor& t) -> std::string {
+    ex.run(ins, given);
+    return std::memcmp(t.data(), given[0].data(), n * sizeof(float)) == 0
+               ? ""
+               : "not the bits of run(inputs, outputs)";
+  };
+  // What run(inputs) did before issue 20: a new zeroed buffer per result, then the run.
+  auto as_before = [&] {
+    fresh.clear();
+    for (const dyn_tensor& r : given) fresh.emplace_back(r.shape());
+    ex.run(ins, fresh);
+  };
+  for (int t : o.threads) {
+    nax::set_num_threads(t);
+    std::printf(
+        "\n## 7. results: run(inputs) vs run(inputs, outputs), %s over %zu floats (%zu MiB "
+        "result), %d thread(s)\n\n",
+        "tanh((x * 1.5 + z) * 0.5 - 0.25) * x", n, n * sizeof(float) >> 20, t);
+    std::vector<variant> vs;
+    vs.push_back(local(
+        "run(inputs) (returns new results)", kind::nax,
+        [&] {
+          returned = ex.run(ins);
+          do_not_optimize(returned[0]);
+        },
+        [&] {
+          returned = ex.run(ins);
+          return same(returned[0]);
+        }));
+    vs.push_back(local(
+        "run(inputs, outputs)", kind::baseline,
+        [&] {
+          ex.run(ins, given);
+          do_not_optimize(given[0]);
+        },
+        [&] { return same(given[0]); }));
+    vs.push_back(local(
+        "typed expression", kind::peer,
+        [&] {
+          typed_out = results_chain(x, z);
+          do_not_optimize(typed_out);
+        },
+        [&] {
+          typed_out = results_chain(x, z);
+          ex.run(ins, given);
+          return compare(typed_out.data(), given[0].data<float>(), n, 2e-5, 1.0);
+        }));
+    vs.push_back(local(
+        "as run(inputs) was: new zeroed results, then run(inputs, outputs)", kind::baseline,
+        [&] {
+          as_before();
+          do_not_optimize(fresh[0]);
+        },
+        [&] {
+          as_before();
+          return same(fresh[0]);
+        }));
+    for (auto& v : vs) v.threads = std::to_string(t);
+    measure(vs, o.reps, 0.2, false);
+    std::printf(
+        "| what | ms/call median | ms/call best | / run(inputs, outputs) | / typed | allocs/call "
+        "|\n");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    const double allocs[] = {allocations_per_call([&] { returned = ex.run(ins); }, 10),
+                             allocations_per_call([&] { ex.run(ins, given); }, 10),
+                             allocations_per_call([&] { typed_out = results_chain(x, z); }, 10),
+                             allocations_per_call(as_before, 10)};
+    for (std::size_t k = 0; k < vs.size(); ++k)
+      std::printf("| %s | %.3f | %.3f | %.2fx | %.2fx | %.2f |\n", vs[k].name.c_str(),
+                  vs[k].median * 1e3, vs[k].best * 1e3, vs[k].median / vs[1].median,
+                  vs[k].median / vs[2].median, allocs[k]);
+    std::printf("\nrun(inputs) / run(inputs, outputs): %.2fx by median (target <= 1.1x: %s)\n",
+                vs[0].median / vs[1].median, vs[0].median <= 1.1 * vs[1].median ? "met" : "MISSED");
+    std::printf("load avg:   %s (after)\n", load_average().c_str());
+  }
+}
+
 void section_recompile(const options& o) {
   std::printf("\n## 6. a new batch size: recompile vs specialize vs cache hit, 1 thread\n\n");
   nax::set_num_threads(1);
@@ -886,5 +994,6 @@ int main(int argc, char** argv) {
   if (wanted(o, "recompile")) section_recompile(o);
   if (wanted(o, "mlp")) section_mlp(o, torch);
   if (wanted(o, "native")) section_native();
+  if (wanted(o, "results")) section_results(o);
   std::printf("\nload avg:   %s (after)\n", load_average().c_str());
 }

@@ -41,7 +41,9 @@ class executable {
   NAX_RUNTIME_INLINE ~executable();
 
   /// Runs the graph on `inputs` (one per parameter, in the order the parameters were made) and
-  /// returns the requested outputs, in order.
+  /// returns the requested outputs, in order. Their buffers are not cleared (the graph writes
+  /// every element) and come from a bounded pool of the executable's released results
+  /// (runtime/result_pool.hpp): a warm run whose earlier results are gone maps no new memory.
   NAX_RUNTIME_INLINE std::vector<dyn_tensor> run(std::span<const dyn_tensor> inputs);
   std::vector<dyn_tensor> run(std::initializer_list<dyn_tensor> inputs) {
     return run(std::span<const dyn_tensor>(inputs.begin(), inputs.size()));
@@ -117,6 +119,7 @@ class executable {
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/native/tier.hpp>
+#include <nax/runtime/result_pool.hpp>
 #include <nax/runtime/run_slot.hpp>
 #include <nax/runtime/size_buckets.hpp>
 #include <nax/runtime/specialization.hpp>
@@ -158,6 +161,7 @@ struct executable::state {
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
   std::shared_ptr<runtime::cache_entry> fixed_entry;  // the same, for run slots
   specialization_stats fixed_stats;
+  runtime::result_pool results;  // the buffers of run(inputs)'s results
 };
 
 // A specialization held for one run: by this thread's run slot (which also lends the run its
@@ -198,7 +202,12 @@ NAX_RUNTIME_INLINE std::vector<dyn_tensor> executable::run(std::span<const dyn_t
   const pinned s = find(inputs);
   std::vector<dyn_tensor> outputs;
   outputs.reserve(state_->program.outputs.size());
-  for (graph::value_index v : state_->program.outputs) outputs.emplace_back(s.spec->shapes[v]);
+  for (graph::value_index v : state_->program.outputs) {
+    const nax::shape& shape = s.spec->shapes[v];
+    const std::size_t bytes = shape.num_bytes();
+    outputs.push_back(bytes ? dyn_tensor::share(shape, state_->results.get(bytes))
+                            : dyn_tensor(shape));
+  }
   execute(s, inputs, outputs);
   return outputs;
 }

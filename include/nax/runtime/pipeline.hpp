@@ -134,15 +134,23 @@ inline nax::shape with_first_extent(const nax::shape& s, std::size_t extent) {
   return nax::shape(s.dtype(), std::span<const dim>(dims));
 }
 
-// Every value a step of the chain reads or writes, once.
+// Every value a step of the chain reads or writes, once. (Seen values are marked in a table per
+// thread, kept across calls: a level 2 asks this of every chain, and a table made and cleared
+// per chain cost the size of the program each time. `f` must not call this again.)
 template <class F>
 void for_each_chain_value(const graph::program& p, const graph::pipeline_chain& c, F f) {
-  std::vector<char> seen(p.values.size(), 0);
+  thread_local std::vector<std::uint32_t> seen;  // seen[v] == pass: v visited in this pass
+  thread_local std::uint32_t pass = 0;
+  if (seen.size() < p.values.size()) seen.resize(p.values.size(), 0);
+  if (++pass == 0) {  // wrapped around: old marks could match
+    std::fill(seen.begin(), seen.end(), 0);
+    pass = 1;
+  }
+  const std::uint32_t now = pass;
   auto visit = [&](graph::value_index v) {
-    if (!seen[v]) {
-      seen[v] = 1;
-      f(v);
-    }
+    if (seen[v] == now) return;
+    seen[v] = now;
+    f(v);
   };
   for (std::uint32_t k : c.steps) {
     for (graph::value_index a : p.steps[k].args) visit(a);

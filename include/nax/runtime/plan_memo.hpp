@@ -1,18 +1,59 @@
 #pragma once
 // Elementwise plans made during one specialization, by op, dtypes, extents and strides: a graph
-// repeats its layers, and a repeated step copies its plan instead of planning again.
+// repeats its layers, and a repeated step copies its plan instead of planning again; a step
+// whose operands and result have the shapes of an earlier one's copies that one's kernel.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <utility>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/shape.hpp>
+#include <nax/graph/program.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/ops/list.hpp>
 
 namespace nax::runtime {
+
+namespace detail {
+
+// A hash of the dtype, names and extents of `x`, mixed into h.
+inline std::uint64_t mix_shape(std::uint64_t h, const nax::shape& x) noexcept {
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull + (h >> 29); };
+  mix(static_cast<std::uint64_t>(x.dtype()) << 8 | x.rank());
+  for (const nax::dim& d : x.dims()) {
+    mix(d.name().hash());
+    mix(d.extent());
+  }
+  return h;
+}
+
+// A key of step s's kind, `salt` (what else its kernel depends on) and the shapes of its result
+// and operands.
+inline std::uint64_t step_shapes_key(const graph::program_step& s,
+                                     std::span<const nax::shape> shapes,
+                                     std::uint64_t salt) noexcept {
+  std::uint64_t key =
+      0x9e3779b97f4a7c15ull ^
+      (static_cast<std::uint64_t>(s.kind()) << 32 | (salt + 1)) * 0xff51afd7ed558ccdull;
+  key = mix_shape(key, shapes[s.result]);
+  for (graph::value_index a : s.args) key = mix_shape(key, shapes[a]);
+  return key;
+}
+
+// Whether steps a and b, of the same kind, read and write values of the same shapes.
+inline bool same_shapes(const graph::program_step& a, const graph::program_step& b,
+                        std::span<const nax::shape> shapes) noexcept {
+  if (a.args.size() != b.args.size() || !(shapes[a.result] == shapes[b.result])) return false;
+  for (std::size_t i = 0; i < a.args.size(); ++i)
+    if (!(shapes[a.args[i]] == shapes[b.args[i]])) return false;
+  return true;
+}
+
+}  // namespace detail
 
 class plan_memo {
  public:
@@ -34,6 +75,21 @@ class plan_memo {
     auto it = elementwise_.find(k);
     if (it == elementwise_.end()) it = elementwise_.emplace(k, make()).first;
     return it->second;
+  }
+
+  /// The step and kernel kept under `key` by keep_step (null if none): a step made earlier in
+  /// this specialization whose kernel depends on nothing but what the caller hashed into `key`
+  /// (which compares that step with its own before copying the kernel).
+  template <class Step, class Kernel>
+  std::pair<const Step*, const Kernel*> similar_step(std::uint64_t key) const {
+    const auto it = steps_.find(key);
+    if (it == steps_.end()) return {nullptr, nullptr};
+    return {static_cast<const Step*>(it->second.first),
+            static_cast<const Kernel*>(it->second.second)};
+  }
+  /// Keeps `step` and its `kernel` under `key` (the first kept stays).
+  void keep_step(std::uint64_t key, const void* step, const void* kernel) {
+    steps_.try_emplace(key, step, kernel);
   }
 
  private:
@@ -58,6 +114,10 @@ class plan_memo {
     }
   };
   std::unordered_map<ew_key, kernels::elementwise_plan, ew_key_hash> elementwise_;
+  struct identity_hash {
+    std::size_t operator()(std::uint64_t k) const noexcept { return static_cast<std::size_t>(k); }
+  };
+  std::unordered_map<std::uint64_t, std::pair<const void*, const void*>, identity_hash> steps_;
 };
 
 }  // namespace nax::runtime

@@ -99,6 +99,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
+#include <nax/runtime/kernel_arena.hpp>
 #include <numeric>
 
 #include <nax/exec/planning_threads.hpp>
@@ -131,7 +132,7 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
 }
 
 /// The kernel of a step whose result is its operand's buffer.
-struct no_step final : kernels::step_kernel {
+struct no_step final : kernels::step_kernel, arena_allocated {
   void run(void* const*, std::byte*) const override {}
   bool does_nothing() const noexcept override { return true; }
 };
@@ -141,6 +142,9 @@ struct no_step final : kernels::step_kernel {
 NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::program& p,
                                                               const nax::bindings& b,
                                                               specialize_options o) {
+  // The step kernels in a few slabs, not one heap object each (runtime/kernel_arena.hpp): room
+  // for the typical step's few hundred bytes.
+  const kernel_arena_scope kernel_slabs(p.steps.size() * 384);
   auto s = std::make_unique<specialization>();
   s->binding = b;
   s->threads = o.threads ? o.threads : static_cast<std::size_t>(num_threads());
@@ -163,6 +167,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     s->shapes.push_back(std::move(c));
   }
 
+  s->roles.reserve(n);
   for (const graph::program_value& v : p.values) s->roles.push_back(v.role);
   s->constants.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
@@ -197,10 +202,21 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     aliasing_step[k] = 1;
   }
 
+  // (make_step_kernels, with no kernel planned for a step that moves nothing.)
   std::vector<scratch_request> scratch;
-  s->kernels = make_step_kernels(p, s->shapes, scratch);
-  for (std::size_t k = 0; k < p.steps.size(); ++k)
-    if (aliasing_step[k]) s->kernels[k] = std::make_unique<detail::no_step>();
+  {
+    plan_memo memo;
+    s->kernels.reserve(p.steps.size());
+    for (std::size_t k = 0; k < p.steps.size(); ++k) {
+      if (aliasing_step[k]) {
+        s->kernels.push_back(std::make_unique<detail::no_step>());
+        continue;
+      }
+      const std::size_t before = scratch.size();
+      s->kernels.push_back(make_step_kernel(p, p.steps[k], s->shapes, scratch, &memo));
+      for (std::size_t r = before; r < scratch.size(); ++r) scratch[r].step = k;
+    }
+  }
   // Chains that run tile by tile (runtime/pipeline.hpp) are each one unit of the schedule.
   std::vector<std::uint32_t> unit_of;
   for (std::uint32_t c = 0; c < p.pipelines.size(); ++c) {
@@ -259,11 +275,15 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   const std::vector<std::uint32_t>& group_of = s->schedule.group_of;
   std::vector<buffer_request> requests;
   requests.reserve(n);
-  std::vector<std::size_t> request_of(n, none);
-  std::vector<std::size_t> first(n, none), last(n, 0);
+  // Per value: its request, and the first and last groups that touch it (one vector: one
+  // allocation).
+  struct value_life {
+    std::size_t request = none, first = none, last = 0;
+  };
+  std::vector<value_life> life(n);
   auto touch = [&](std::size_t v, std::size_t g) {
-    first[v] = std::min(first[v], g);
-    last[v] = std::max(last[v], g);
+    life[v].first = std::min(life[v].first, g);
+    life[v].last = std::max(life[v].last, g);
   };
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const graph::program_step& st = p.steps[k];
@@ -274,17 +294,19 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   for (std::size_t v = 0; v < n; ++v) {
     const graph::program_value& pv = p.values[v];
     if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
-    request_of[v] = requests.size();
+    life[v].request = requests.size();
     // (A value no step touches keeps its program lifetime: groups are steps when nothing runs
     // side by side.)
-    if (first[v] == none) first[v] = last[v] = group_of.empty() ? 0 : group_of[pv.first_step];
-    requests.push_back({ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), first[v], last[v]});
+    if (life[v].first == none)
+      life[v].first = life[v].last = group_of.empty() ? 0 : group_of[pv.first_step];
+    requests.push_back(
+        {ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), life[v].first, life[v].last});
   }
   for (std::size_t v = 0; v < n; ++v) {
-    if (alias_of[v] == v || first[v] == none) continue;
-    buffer_request& r = requests[request_of[v] = request_of[alias_of[v]]];
-    r.first_step = std::min(r.first_step, first[v]);
-    r.last_step = std::max(r.last_step, last[v]);
+    if (alias_of[v] == v || life[v].first == none) continue;
+    buffer_request& r = requests[life[v].request = life[alias_of[v]].request];
+    r.first_step = std::min(r.first_step, life[v].first);
+    r.last_step = std::max(r.last_step, life[v].last);
   }
   for (const scratch_request& r : scratch)
     requests.push_back({r.bytes, group_of[r.step], group_of[r.step]});
@@ -293,7 +315,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
-    if (request_of[v] != static_cast<std::size_t>(-1)) s->offsets[v] = plan.offsets[request_of[v]];
+    if (life[v].request != static_cast<std::size_t>(-1))
+      s->offsets[v] = plan.offsets[life[v].request];
   const std::size_t first_scratch = requests.size() - scratch.size() - s->pipelines.size();
   for (std::size_t k = 0; k < scratch.size(); ++k)
     *scratch[k].offset = plan.offsets[first_scratch + k];

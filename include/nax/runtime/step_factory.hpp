@@ -56,7 +56,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     case op_kind::elementwise: return make_elementwise_step(s, shapes, memo);
     case op_kind::reduce: return make_reduce_step(s, shapes);
     case op_kind::dot_general:
-    case op_kind::fused_dense: return make_dot_general_step(s, shapes, scratch);
+    case op_kind::fused_dense:
+      return memo ? make_dot_general_step(s, shapes, scratch, *memo)
+                  : make_dot_general_step(s, shapes, scratch);
     case op_kind::transpose:
     case op_kind::reshape:
     case op_kind::broadcast:

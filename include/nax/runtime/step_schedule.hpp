@@ -82,11 +82,11 @@ inline constexpr double memory_bytes_per_ns = 10;  // one core streaming from me
 inline constexpr double region_ns = 5000;          // waking a worker and joining it
 inline constexpr double split_efficiency = 0.95;   // a step split over threads, per thread
 
-// The bytes a step reads and writes.
-inline double step_bytes(const graph::program_step& s, std::span<const nax::shape> shapes) {
-  double bytes = static_cast<double>(shapes[s.result].num_bytes());
-  for (graph::value_index a : s.args) bytes += static_cast<double>(shapes[a].num_bytes());
-  for (graph::value_index e : s.extra_results) bytes += static_cast<double>(shapes[e].num_bytes());
+// The bytes a step reads and writes (value_bytes: each value's).
+inline double step_bytes(const graph::program_step& s, std::span<const double> value_bytes) {
+  double bytes = value_bytes[s.result];
+  for (graph::value_index a : s.args) bytes += value_bytes[a];
+  for (graph::value_index e : s.extra_results) bytes += value_bytes[e];
   return bytes;
 }
 
@@ -145,6 +145,7 @@ NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p,
   const auto n = static_cast<std::uint32_t>(p.steps.size());
   s.order.resize(n);
   s.group_of.resize(n);
+  s.group_begin.reserve(std::size_t{n} + 1);
   s.group_begin.assign(1, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     if (i > 0 && (unit_of.empty() || unit_of[i] == i)) s.group_begin.push_back(i);
@@ -162,9 +163,14 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
   step_schedule s = sequential_schedule(p, unit_of);
   const std::size_t n = p.steps.size();
   s.cost_ns.resize(n);
-  std::vector<double> bytes(n);
+  // Each step's bytes, then each value's (one allocation).
+  std::vector<double> bytes_of(n + p.values.size());
+  const std::span<double> bytes(bytes_of.data(), n),
+      value_bytes(bytes_of.data() + n, p.values.size());
+  for (std::size_t v = 0; v < value_bytes.size(); ++v)
+    value_bytes[v] = static_cast<double>(shapes[v].num_bytes());
   for (std::size_t i = 0; i < n; ++i) {
-    bytes[i] = detail::step_bytes(p.steps[i], shapes);
+    bytes[i] = detail::step_bytes(p.steps[i], value_bytes);
     s.cost_ns[i] = detail::step_cost_ns(*kernels[i], p.steps[i], shapes, bytes[i]);
   }
   if (threads < 2 || n < 2) return s;

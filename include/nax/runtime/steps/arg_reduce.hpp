@@ -20,6 +20,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <cstdint>
+#include <nax/runtime/kernel_arena.hpp>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/arg_reduce.hpp>
@@ -29,7 +30,7 @@ namespace nax::runtime {
 namespace detail {
 
 template <bool Max, class T>
-class arg_reduce_step final : public kernels::step_kernel {
+class arg_reduce_step final : public kernels::step_kernel, public arena_allocated {
  public:
   arg_reduce_step(graph::value_index in, graph::value_index out, std::size_t outer, std::size_t n,
                   std::size_t inner)

@@ -17,6 +17,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_concat_step(
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <nax/runtime/kernel_arena.hpp>
 #include <vector>
 
 #include <nax/core/shape_error.hpp>
@@ -26,7 +27,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_concat_step(
 namespace nax::runtime {
 namespace detail {
 
-class concat_step final : public kernels::step_kernel {
+class concat_step final : public kernels::step_kernel, public arena_allocated {
  public:
   struct part {
     kernels::copy_plan plan;

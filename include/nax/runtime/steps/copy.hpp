@@ -23,12 +23,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_copy_step(
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
 namespace nax::runtime {
 namespace detail {
 
-class copy_step final : public kernels::step_kernel {
+class copy_step final : public kernels::step_kernel, public arena_allocated {
  public:
   copy_step(kernels::copy_plan plan, graph::value_index in, std::size_t in_offset_bytes,
             graph::value_index out)

@@ -30,6 +30,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
 #include <nax/kernels/gemm.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
 namespace nax::runtime {
@@ -104,10 +105,22 @@ inline void plan_gemm_operand(const nax::shape& x, std::span<const std::size_t> 
 }
 
 template <class T>
-class dot_step final : public kernels::step_kernel {
+class dot_step final : public kernels::step_kernel, public arena_allocated {
  public:
   dot_step(graph::value_index a, graph::value_index b, graph::value_index c)
       : a_(a), b_(b), c_(c) {}
+  /// The plans of `like`, a step of the same op over operands of the same shapes (its scratch
+  /// offsets are this step's to be planned; its bias is set by the caller).
+  dot_step(const dot_step& like, graph::value_index a, graph::value_index b, graph::value_index c)
+      : plan(like.plan),
+        ga(like.ga),
+        gb(like.gb),
+        c_rs(like.c_rs),
+        c_bs(like.c_bs),
+        activation(like.activation),
+        a_(a),
+        b_(b),
+        c_(c) {}
   void run(void* const* values, std::byte* arena) const override {
     const T* pa = static_cast<const T*>(values[a_]);
     const T* pb = static_cast<const T*>(values[b_]);
@@ -197,6 +210,37 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     }
     return step;
   });
+}
+
+// The same, copying the kernel of an earlier step of the same op and shapes that `memo` kept
+// (the plans depend on nothing else; the planning thread count is that of the whole pass).
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch, plan_memo& memo) {
+  const auto* fused = s.op.get_if<graph::fused_dense_op>();
+  const std::uint64_t key = detail::step_shapes_key(s, shapes, 0);
+  // (Not a structured binding: clang 14's lambdas cannot capture one.)
+  const auto found = memo.similar_step<graph::program_step, kernels::step_kernel>(key);
+  const graph::program_step* const like = found.first;
+  const kernels::step_kernel* const kernel = found.second;
+  auto same_op = [&] {
+    if (like->kind() != s.kind()) return false;
+    if (fused) return *fused == like->as<graph::fused_dense_op>();
+    return s.as<graph::dot_general_op>() == like->as<graph::dot_general_op>();
+  };
+  if (kernel && same_op() && detail::same_shapes(*like, s, shapes))
+    return detail::with_floating(
+        shapes[s.args[0]].dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
+          auto step = std::make_unique<detail::dot_step<T>>(
+              static_cast<const detail::dot_step<T>&>(*kernel), s.args[0], s.args[1], s.result);
+          if (step->ga.copy) scratch.push_back({shapes[s.args[0]].num_bytes(), &step->ga.scratch});
+          if (step->gb.copy) scratch.push_back({shapes[s.args[1]].num_bytes(), &step->gb.scratch});
+          if (fused && fused->has_bias) step->bias = s.args[2];
+          return step;
+        });
+  std::unique_ptr<kernels::step_kernel> step = make_dot_general_step(s, shapes, scratch);
+  memo.keep_step(key, &s, step.get());
+  return step;
 }
 
 }  // namespace nax::runtime

@@ -35,6 +35,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_update_sli
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <nax/runtime/kernel_arena.hpp>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
@@ -43,7 +44,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_update_sli
 namespace nax::runtime {
 namespace detail {
 
-class dimension_size_step final : public kernels::step_kernel {
+class dimension_size_step final : public kernels::step_kernel, public arena_allocated {
  public:
   dimension_size_step(graph::value_index out, std::int64_t extent, bool wide)
       : out_(out), extent_(extent), wide_(wide) {}
@@ -62,7 +63,7 @@ class dimension_size_step final : public kernels::step_kernel {
   bool wide_;
 };
 
-class set_dimension_size_step final : public kernels::step_kernel {
+class set_dimension_size_step final : public kernels::step_kernel, public arena_allocated {
  public:
   set_dimension_size_step(kernels::copy_plan kept, kernels::copy_plan zeros, std::size_t zeros_at,
                           graph::value_index in, graph::value_index out)
@@ -94,7 +95,7 @@ inline std::size_t clamped_start(const void* start, bool wide, std::size_t last)
   return v <= 0 ? 0 : std::min(static_cast<std::size_t>(v), last);
 }
 
-class dynamic_slice_step final : public kernels::step_kernel {
+class dynamic_slice_step final : public kernels::step_kernel, public arena_allocated {
  public:
   dynamic_slice_step(kernels::copy_plan plan, graph::value_index in, graph::value_index start,
                      bool wide, std::size_t last, std::size_t step_bytes, graph::value_index out)
@@ -119,7 +120,7 @@ class dynamic_slice_step final : public kernels::step_kernel {
   graph::value_index out_;
 };
 
-class dynamic_update_slice_step final : public kernels::step_kernel {
+class dynamic_update_slice_step final : public kernels::step_kernel, public arena_allocated {
  public:
   dynamic_update_slice_step(kernels::copy_plan whole, kernels::copy_plan part,
                             graph::value_index in, graph::value_index update,

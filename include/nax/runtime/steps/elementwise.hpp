@@ -22,6 +22,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <concepts>
+#include <nax/runtime/kernel_arena.hpp>
 
 #include <nax/kernels/elementwise.hpp>
 #include <nax/runtime/operand_layout.hpp>
@@ -30,13 +31,19 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
 namespace nax::runtime {
 namespace detail {
 
-class elementwise_step final : public kernels::step_kernel {
+class elementwise_step final : public kernels::step_kernel, public arena_allocated {
  public:
   /// The plan made by `make_plan()` right in place (a plan is a few hundred bytes).
   template <std::invocable MakePlan>
   elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
                    graph::value_index result)
       : plan_(make_plan()), result_(result) {
+    for (graph::value_index a : args) args_.push_back(a);
+  }
+  /// The plan of `like`, a step of the same op over operands and a result of the same shapes.
+  elementwise_step(const elementwise_step& like, std::span<const graph::value_index> args,
+                   graph::value_index result)
+      : plan_(like.plan_), result_(result) {
     for (graph::value_index a : args) args_.push_back(a);
   }
   void run(void* const* values, std::byte*) const override {
@@ -57,6 +64,19 @@ class elementwise_step final : public kernels::step_kernel {
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
     const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo) {
   const ops::id op = s.as<graph::elementwise_op>().op;
+  const std::span<const graph::value_index> args(s.args.data(), s.args.size());
+  // A step of the same op over the same shapes as an earlier one: its kernel, copied (the kernel
+  // depends on the op and the shapes alone; the planning thread count is the same throughout a
+  // memo's specialization pass).
+  std::uint64_t key = 0;
+  if (memo) {
+    key = detail::step_shapes_key(s, shapes, static_cast<std::uint64_t>(op));
+    const auto [like, kernel] =
+        memo->similar_step<graph::program_step, detail::elementwise_step>(key);
+    if (kernel && like->kind() == s.kind() && like->as<graph::elementwise_op>().op == op &&
+        detail::same_shapes(*like, s, shapes))
+      return std::make_unique<detail::elementwise_step>(*kernel, args, s.result);
+  }
   const nax::shape& out = shapes[s.result];
   const extents_vector out_ext = extents_of(out);
   nax::detail::small_vector<std::ptrdiff_t, 18> strides;
@@ -69,9 +89,11 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
   const std::span<const nax::dtype> ts(types.data(), types.size());
   const std::span<const std::ptrdiff_t> sts(strides.data(), strides.size());
   auto plan = [&] { return kernels::plan_elementwise_op(op, ts, out_ext, sts); };
-  return std::make_unique<detail::elementwise_step>(
-      [&] { return memo ? memo->elementwise(op, ts, out_ext, sts, plan) : plan(); },
-      std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result);
+  auto step = std::make_unique<detail::elementwise_step>(
+      [&] { return memo ? memo->elementwise(op, ts, out_ext, sts, plan) : plan(); }, args,
+      s.result);
+  if (memo) memo->keep_step(key, &s, step.get());
+  return step;
 }
 
 }  // namespace nax::runtime

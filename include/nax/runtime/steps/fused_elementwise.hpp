@@ -35,6 +35,7 @@ NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k);
 #include <vector>
 
 #include <nax/kernels/elementwise.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/native/slot.hpp>
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/steps/fused_reduce.hpp>
@@ -43,7 +44,7 @@ NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k);
 namespace nax::runtime {
 namespace detail {
 
-class fused_elementwise_step final : public kernels::step_kernel {
+class fused_elementwise_step final : public kernels::step_kernel, public arena_allocated {
  public:
   fused_elementwise_step(kernels::elementwise_program program, kernels::elementwise_plan plan,
                          std::vector<graph::value_index> inputs, const graph::program_step& s)

@@ -24,6 +24,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/core/bindings.hpp>
 #include <nax/kernels/fused_reduce.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/native/slot.hpp>
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/steps/group_program.hpp>
@@ -31,7 +32,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
 namespace nax::runtime {
 namespace detail {
 
-class fused_reduce_step final : public kernels::step_kernel {
+class fused_reduce_step final : public kernels::step_kernel, public arena_allocated {
  public:
   fused_reduce_step(kernels::elementwise_program program, kernels::fused_reduce_plan plan,
                     std::vector<graph::value_index> inputs, graph::value_index result)

@@ -22,6 +22,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_random_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <cstdint>
+#include <nax/runtime/kernel_arena.hpp>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/iota.hpp>
@@ -32,7 +33,7 @@ namespace nax::runtime {
 namespace detail {
 
 template <class T>
-class iota_step final : public kernels::step_kernel {
+class iota_step final : public kernels::step_kernel, public arena_allocated {
  public:
   iota_step(graph::value_index out, std::size_t outer, std::size_t n, std::size_t inner)
       : out_(out), outer_(outer), n_(n), inner_(inner) {}
@@ -46,7 +47,7 @@ class iota_step final : public kernels::step_kernel {
 };
 
 template <class T>
-class random_step final : public kernels::step_kernel {
+class random_step final : public kernels::step_kernel, public arena_allocated {
  public:
   random_step(graph::value_index out, std::size_t n, std::uint64_t key, ops::distribution d,
               double a, double b)

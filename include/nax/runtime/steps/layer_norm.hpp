@@ -20,6 +20,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <cstddef>
+#include <nax/runtime/kernel_arena.hpp>
 #include <vector>
 
 #include <nax/kernels/rows.hpp>
@@ -28,7 +29,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
 namespace nax::runtime {
 namespace detail {
 
-class layer_norm_step final : public kernels::step_kernel {
+class layer_norm_step final : public kernels::step_kernel, public arena_allocated {
  public:
   layer_norm_step(kernels::rows_plan plan, const graph::program_step& s, std::size_t n)
       : plan_(std::move(plan)), x_(s.args[0]), out_(s.result) {

@@ -19,12 +19,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_reduce_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/kernels/reduce.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
 namespace nax::runtime {
 namespace detail {
 
-class reduce_step final : public kernels::step_kernel {
+class reduce_step final : public kernels::step_kernel, public arena_allocated {
  public:
   reduce_step(kernels::reduce_plan plan, graph::value_index in, graph::value_index out)
       : plan_(std::move(plan)), in_(in), out_(out) {}
