@@ -63,7 +63,7 @@ inline std::vector<std::string> build_flags() {
 #else
   f.push_back("-std=gnu++20");
 #endif
-  f.insert(f.end(), {"-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w", "-pipe"});
+  f.insert(f.end(), {"-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-w", "-pipe"});
 #if defined(__SSE2__)
   f.push_back("-msse2");
 #endif
