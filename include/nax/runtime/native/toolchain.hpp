@@ -64,6 +64,11 @@ inline std::vector<std::string> build_flags() {
   f.push_back("-std=gnu++20");
 #endif
   f.insert(f.end(), {"-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-w", "-pipe"});
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__)
+  // g++ contracts a * b + c within an op's body only when it optimizes: a unit for a build
+  // without optimization must not either, or it would round differently from the build's bodies.
+  f.push_back("-ffp-contract=off");
+#endif
 #if defined(__SSE2__)
   f.push_back("-msse2");
 #endif
