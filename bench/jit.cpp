@@ -43,8 +43,8 @@
 
 #include <nax/graph/ops.hpp>
 #include <nax/jit/jit.hpp>
-#include <nax/runtime/compile.hpp>
 #include <nax/kernels/elementwise/native_source.hpp>
+#include <nax/runtime/compile.hpp>
 #include <nax/runtime/native/compile_service.hpp>
 #include <nax/runtime/specialization.hpp>
 
@@ -947,15 +947,18 @@ void section_native() {
   std::sort(cold.begin(), cold.end());
   std::sort(warm.begin(), warm.end());
   std::printf("| what | median | max | target |\n| --- | ---: | ---: | --- |\n");
-  std::printf("| precompiled prelude + the first group (once per compiler and flags) | %.2f s | | |\n",
-              prelude_and_first);
-  std::printf("| cold compilation of one group, %zu groups (background thread) | %.2f s | %.2f s | "
-              "< 3 s: %s |\n",
-              cold.size(), cold[cold.size() / 2], cold.back(), cold.back() < 3 ? "met" : "MISSED");
-  std::printf("| %zu groups native from a warm disk cache (sources made, checked, loaded; 5 "
-              "processes) | %.2f ms | %.2f ms | < 20 ms: %s |\n",
-              groups, 1e3 * warm[warm.size() / 2], 1e3 * warm.back(),
-              warm[warm.size() / 2] < 0.02 ? "met" : "MISSED");
+  std::printf(
+      "| precompiled prelude + the first group (once per compiler and flags) | %.2f s | | |\n",
+      prelude_and_first);
+  std::printf(
+      "| cold compilation of one group, %zu groups (background thread) | %.2f s | %.2f s | "
+      "< 3 s: %s |\n",
+      cold.size(), cold[cold.size() / 2], cold.back(), cold.back() < 3 ? "met" : "MISSED");
+  std::printf(
+      "| %zu groups native from a warm disk cache (sources made, checked, loaded; 5 "
+      "processes) | %.2f ms | %.2f ms | < 20 ms: %s |\n",
+      groups, 1e3 * warm[warm.size() / 2], 1e3 * warm.back(),
+      warm[warm.size() / 2] < 0.02 ? "met" : "MISSED");
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

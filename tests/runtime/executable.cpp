@@ -26,45 +26,7 @@ using nax::dtype;
 using nax::dyn_tensor;
 using nax::shape;
 
-// Allocation counter: a run on a warm specialization must not allocate. (g++ sees the malloc
-// behind a replaced operator new and warns about the matching free.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-// ThreadSanitizer's runtime, which clang links statically, defines operator new itself, so the
-// counter cannot replace it there: the allocation test is skipped under TSan (other builds run it).
-#if defined(__SANITIZE_THREAD__)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef NAX_TEST_COUNT_ALLOCATIONS
-#define NAX_TEST_COUNT_ALLOCATIONS 1
-#endif
-namespace {
-std::atomic<long> allocations{0};
-}
-#if NAX_TEST_COUNT_ALLOCATIONS
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#endif
+#include "allocation_counter.hpp"
 
 namespace {
 

@@ -16,19 +16,14 @@
 
 #include <doctest/doctest.h>
 
+#include "fresh_dir.hpp"
+
 namespace fs = std::filesystem;
 namespace k = nax::kernels;
 namespace native = nax::runtime::native;
 using nax::dtype;
 
 namespace {
-
-std::string fresh_dir(const char* name) {
-  const fs::path d = fs::temp_directory_path() /
-                     (std::string("nax-test-") + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
 
 std::string include_dir() {
   const char* d = std::getenv("NAX_NATIVE_INCLUDE");

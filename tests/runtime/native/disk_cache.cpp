@@ -13,18 +13,12 @@
 
 #include <doctest/doctest.h>
 
+#include "fresh_dir.hpp"
+
 namespace fs = std::filesystem;
 using nax::runtime::native::disk_cache;
 
 namespace {
-
-// A fresh directory under the system's temporary one.
-std::string fresh_dir(const char* name) {
-  const fs::path d = fs::temp_directory_path() /
-                     (std::string("nax-test-") + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
 
 void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
