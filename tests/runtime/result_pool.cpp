@@ -56,6 +56,18 @@ void poison(std::vector<dyn_tensor>& results) {
     if (t.bytes()) std::memset(t.data(), 0xff, t.bytes());
 }
 
+// Runs ex on `in`, poisons and releases those results, and runs again: the second results, in
+// the buffers the first released. `released`, if given, receives the first results' addresses.
+std::vector<dyn_tensor> run_on_released(nax::executable& ex, std::span<const dyn_tensor> in,
+                                        std::vector<const void*>* released = nullptr) {
+  std::vector<dyn_tensor> old = ex.run(in);
+  if (released)
+    for (const dyn_tensor& r : old) released->push_back(r.data());
+  poison(old);
+  old.clear();
+  return ex.run(in);
+}
+
 }  // namespace
 
 TEST_CASE("the pool hands a released buffer back, keeps within its bound, outlives nothing") {
@@ -135,12 +147,8 @@ TEST_CASE("a reused buffer shows none of its old bytes (random graphs, poisoned 
     for (const auto& bs : {std::pair{3u, 5u}, {1u, 16u}, {3u, 5u}}) {
       const std::vector<dyn_tensor> in = rg.inputs(rng, bs.first, bs.second);
       const std::vector<dyn_tensor> want = into_zeroed(ex, in);
-      std::vector<dyn_tensor> old = ex.run(in);
       std::vector<const void*> where;
-      for (const dyn_tensor& r : old) where.push_back(r.data());
-      poison(old);
-      old.clear();
-      const std::vector<dyn_tensor> got = ex.run(in);
+      const std::vector<dyn_tensor> got = run_on_released(ex, in, &where);
       REQUIRE(got.size() == want.size());
       for (std::size_t i = 0; i < got.size(); ++i) {
         CAPTURE(i);
@@ -171,10 +179,7 @@ TEST_CASE("a reused buffer shows none of its old bytes (padding, slices, inputs,
       const std::vector<dyn_tensor> in = {
           reference::random_tensor(x.shape().resolve({{"seq", seq}}), rng), n};
       const std::vector<dyn_tensor> want = into_zeroed(ex, in);
-      std::vector<dyn_tensor> old = ex.run(in);
-      poison(old);
-      old.clear();
-      const std::vector<dyn_tensor> got = ex.run(in);
+      const std::vector<dyn_tensor> got = run_on_released(ex, in);
       REQUIRE(got.size() == want.size());
       for (std::size_t i = 0; i < got.size(); ++i) {
         CAPTURE(i);
