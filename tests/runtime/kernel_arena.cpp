@@ -128,10 +128,13 @@ TEST_CASE("a specialization of a 900-step graph makes fewer than 50 allocations"
   const std::size_t steps = ex.program().steps.size();
   CHECK(steps >= 600);
   const nax::bindings bind{{"batch", 8}};
-  (void)nax::runtime::specialize(ex.program(), bind, {.threads = 1});
+  // (The recipe is made once per program, with it: an executable's level 1.)
+  const nax::runtime::specialization_recipe recipe =
+      nax::runtime::make_specialization_recipe(ex.program());
+  (void)nax::runtime::specialize(ex.program(), bind, {.threads = 1, .recipe = &recipe});
   const long before = allocations.load();
   const std::unique_ptr<nax::runtime::specialization> s =
-      nax::runtime::specialize(ex.program(), bind, {.threads = 1});
+      nax::runtime::specialize(ex.program(), bind, {.threads = 1, .recipe = &recipe});
   const long made = allocations.load() - before;
   CAPTURE(steps);
   MESSAGE("allocations of one specialization: " << made);

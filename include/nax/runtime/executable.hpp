@@ -136,11 +136,13 @@ struct executable::state {
         id(next_id()),
         signature(program),
         buckets(program, o),
+        recipe(runtime::make_specialization_recipe(program)),
         native(o.native),
-        cache(
-            program, o.max_specializations,
-            runtime::specialize_options{0, o.parallel_steps, o.pipeline, o.pipeline_tile, &native},
-            o.max_extents_per_specialization) {}
+        cache(program, o.max_specializations, specialization_options(),
+              o.max_extents_per_specialization) {}
+  runtime::specialize_options specialization_options() {
+    return {0, options.parallel_steps, options.pipeline, options.pipeline_tile, &native, &recipe};
+  }
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -156,7 +158,8 @@ struct executable::state {
   std::mutex refused_mutex;
   std::vector<runtime::extents_key> refused;
   std::atomic<bool> any_refused{false};
-  runtime::native::tier native;  // (before the cache: its kernels' steps point at it)
+  runtime::specialization_recipe recipe;  // (before the cache, which specializes with it)
+  runtime::native::tier native;           // (before the cache: its kernels' steps point at it)
   runtime::specialization_cache cache;
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
   std::shared_ptr<runtime::cache_entry> fixed_entry;  // the same, for run slots
@@ -185,9 +188,7 @@ NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_optio
   if (state_->program.dynamic_axes.empty()) {
     const auto start = std::chrono::steady_clock::now();
     state_->fixed =
-        runtime::specialize(state_->program, nax::bindings{},
-                            {0, state_->options.parallel_steps, state_->options.pipeline,
-                             state_->options.pipeline_tile, &state_->native});
+        runtime::specialize(state_->program, nax::bindings{}, state_->specialization_options());
     state_->fixed_entry = std::make_shared<runtime::cache_entry>();
     state_->fixed_entry->spec = state_->fixed;
     state_->fixed_stats.last_specialization_time = std::chrono::steady_clock::now() - start;
@@ -323,10 +324,8 @@ NAX_RUNTIME_INLINE std::string executable::to_dot(const nax::bindings& b) {
     pre_specialize({b});  // (checks b)
     s = cached(b);
   }
-  const graph::compile_options& o = state_->options;
   if (!s)  // evicted by another thread's runs meanwhile: made for this drawing alone
-    s = runtime::specialize(state_->program, b,
-                            {0, o.parallel_steps, o.pipeline, o.pipeline_tile, &state_->native});
+    s = runtime::specialize(state_->program, b, state_->specialization_options());
   const graph::program& p = state_->program;
   std::vector<std::string> notes(p.pipelines.size(), "whole at " + b.to_string());
   for (const runtime::pipeline& pl : s->pipelines)

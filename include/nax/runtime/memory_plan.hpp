@@ -149,10 +149,12 @@ struct step_order {
 [[nodiscard]] inline std::size_t peak_of(const step_order& order, const char* caller) {
   const std::size_t n = order.request.size();
   std::vector<std::size_t> leaving(n + 1, 0);  // sums may wrap; their differences are exact
+  // (All departures first: in one loop, reading leaving[p] right after writing leaving[p] in
+  // most iterations made every one of them a few times slower.)
+  for (std::size_t p = 0; p < n; ++p) leaving[order.reach[p]] += order.size[p];
   std::size_t live = 0, peak = 0;
   for (std::size_t p = 0; p < n; ++p) {
-    leaving[order.reach[p]] += order.size[p];
-    live -= leaving[p];
+    live -= leaving[p];  // (reach[p] > p: none of p's own)
     live = checked_add(live, order.size[p], caller);
     peak = std::max(peak, live);
   }
@@ -202,8 +204,10 @@ inline void sort_by_offset(std::span<arena_range> ranges) {
   };
   std::vector<job> jobs(n);
   for (std::size_t p = 0; p < n; ++p) jobs[p] = {order.size[p], p};
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const job& a, const job& b) { return a.size > b.size; });
+  // (Positions break ties: the order a stable sort by size would give.)
+  std::sort(jobs.begin(), jobs.end(), [](const job& a, const job& b) {
+    return a.size != b.size ? a.size > b.size : a.position < b.position;
+  });
 
   // Reaches only grow past a threshold from the first position whose reach does, so no position
   // before lowest[q] meets q.

@@ -28,6 +28,7 @@
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
+#include <nax/runtime/specialization_recipe.hpp>
 
 namespace nax {
 class trace;
@@ -77,16 +78,17 @@ struct pipeline {
 /// the chain is better run whole: under `automatic` when its intermediates fit in L2 or it would
 /// make fewer than two tiles per lane; under `always` when it would make fewer than two tiles.
 /// `tile`, if not 0, is the tile size to use (at least 2 for a chain with a product).
-NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p, std::uint32_t c,
-                                                         std::span<const nax::shape> shapes,
-                                                         std::size_t threads,
-                                                         graph::pipelining mode,
-                                                         std::size_t tile = 0);
+/// (`recipe`: p's, runtime/specialization_recipe.hpp.)
+NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(
+    const graph::program& p, const specialization_recipe& recipe, std::uint32_t c,
+    std::span<const nax::shape> shapes, std::size_t threads, graph::pipelining mode,
+    std::size_t tile = 0);
 
 /// Makes the stages' kernels (planned for threads / lanes threads; their scratch appended to
 /// `scratch`, tagged with the chain's first step) and the tiled values. ring_of[v] is set to
 /// the bytes of v's ring for the values that live in one.
 NAX_RUNTIME_INLINE void build_pipeline(pipeline& pl, const graph::program& p,
+                                       const specialization_recipe& recipe,
                                        std::span<const nax::shape> shapes, std::size_t threads,
                                        std::vector<scratch_request>& scratch,
                                        std::vector<std::size_t>& ring_of);
@@ -120,10 +122,6 @@ namespace detail {
 /// rows packing it costs more than a few percent of the product.
 inline constexpr std::size_t pipeline_product_rows = 512;
 
-inline bool is_product(const graph::program_step& s) {
-  return s.kind() == graph::op_kind::dot_general || s.kind() == graph::op_kind::fused_dense;
-}
-
 inline bool has_axis_first(const nax::shape& s, axis_name axis) {
   return s.rank() > 0 && s[0].has_name() && s[0].name() == axis;
 }
@@ -134,41 +132,6 @@ inline nax::shape with_first_extent(const nax::shape& s, std::size_t extent) {
   return nax::shape(s.dtype(), std::span<const dim>(dims));
 }
 
-// Every value a step of the chain reads or writes, once. (Seen values are marked in a table per
-// thread, kept across calls: a level 2 asks this of every chain, and a table made and cleared
-// per chain cost the size of the program each time. `f` must not call this again.)
-template <class F>
-void for_each_chain_value(const graph::program& p, const graph::pipeline_chain& c, F f) {
-  thread_local std::vector<std::uint32_t> seen;  // seen[v] == pass: v visited in this pass
-  thread_local std::uint32_t pass = 0;
-  if (seen.size() < p.values.size()) seen.resize(p.values.size(), 0);
-  if (++pass == 0) {  // wrapped around: old marks could match
-    std::fill(seen.begin(), seen.end(), 0);
-    pass = 1;
-  }
-  const std::uint32_t now = pass;
-  auto visit = [&](graph::value_index v) {
-    if (seen[v] == now) return;
-    seen[v] = now;
-    f(v);
-  };
-  for (std::uint32_t k : c.steps) {
-    for (graph::value_index a : p.steps[k].args) visit(a);
-    visit(p.steps[k].result);
-    for (graph::value_index e : p.steps[k].extra_results) visit(e);
-  }
-}
-
-// Whether v is an intermediate the chain computes and only the chain reads: a ring. (A value
-// nothing reads, an unread extra result, is not: no reader would hold its slots for it, and two
-// tiles could write one slot at once.)
-inline bool only_chain_reads(const graph::program& p, const graph::pipeline_chain& c,
-                             graph::value_index v) {
-  const graph::program_value& pv = p.values[v];
-  return pv.role == graph::value_role::intermediate && pv.first_step >= c.steps.front() &&
-         pv.last_step > pv.first_step && pv.last_step <= c.steps.back();
-}
-
 }  // namespace detail
 
 NAX_RUNTIME_INLINE std::size_t pipeline::state_bytes() const {
@@ -176,7 +139,9 @@ NAX_RUNTIME_INLINE std::size_t pipeline::state_bytes() const {
   return tables + stages.size() * (sizeof(std::uint32_t) + 1 + tiles);
 }
 
-NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p, std::uint32_t c,
+NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p,
+                                                         const specialization_recipe& recipe,
+                                                         std::uint32_t c,
                                                          std::span<const nax::shape> shapes,
                                                          std::size_t threads,
                                                          graph::pipelining mode, std::size_t tile) {
@@ -188,21 +153,22 @@ NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p
   // A product (a one-row tile of it would sum in another order, see the file comment), and
   // one that reads an operand whole in every tile (weights, packed again per tile).
   bool product = false, shared_operand = false;
-  for (std::uint32_t k : chain.steps) {
+  for (std::uint32_t k : recipe.chain_products[c]) {
     const graph::program_step& s = p.steps[k];
-    if (!detail::is_product(s)) continue;
     product = true;
     shared_operand = shared_operand || !detail::has_axis_first(shapes[s.args[0]], chain.axis) ||
                      !detail::has_axis_first(shapes[s.args[1]], chain.axis);
   }
   // Bytes per position of the tile axis: of everything a tile touches, and of the rings.
+  // (Each value's bytes are a multiple of n: one division at the end.)
   std::size_t row_bytes = 0, ring_row_bytes = 0;
-  detail::for_each_chain_value(p, chain, [&](graph::value_index v) {
-    if (!detail::has_axis_first(shapes[v], chain.axis)) return;
-    const std::size_t b = shapes[v].num_bytes() / n;
+  for (const specialization_recipe::chain_value& cv : recipe.chain_values[c]) {
+    const std::size_t b = shapes[cv.value].num_bytes();
     row_bytes += b;
-    if (detail::only_chain_reads(p, chain, v)) ring_row_bytes += b;
-  });
+    if (cv.ring) ring_row_bytes += b;
+  }
+  row_bytes /= n;
+  ring_row_bytes /= n;
   const std::size_t l2 = nax::machine_caches().l2 ? nax::machine_caches().l2 : 256 * 1024;
   threads = std::max<std::size_t>(threads, 1);
   pipeline pl;
@@ -237,6 +203,7 @@ NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p
 }
 
 NAX_RUNTIME_INLINE void build_pipeline(pipeline& pl, const graph::program& p,
+                                       const specialization_recipe& recipe,
                                        std::span<const nax::shape> shapes, std::size_t threads,
                                        std::vector<scratch_request>& scratch,
                                        std::vector<std::size_t>& ring_of) {
@@ -245,11 +212,11 @@ NAX_RUNTIME_INLINE void build_pipeline(pipeline& pl, const graph::program& p,
   std::vector<nax::shape> tile_shapes(shapes.begin(), shapes.end()), last_shapes;
   std::vector<char> ring(p.values.size(), 0);
   const bool rings = pl.slots * most < n;  // else a ring would be the whole buffer, or more
-  detail::for_each_chain_value(p, chain, [&](graph::value_index v) {
-    if (!detail::has_axis_first(shapes[v], chain.axis)) return;
+  for (const specialization_recipe::chain_value& cv : recipe.chain_values[pl.chain]) {
+    const graph::value_index v = cv.value;
     const std::size_t row = shapes[v].num_bytes() / n;
     pipeline::tiled_value t{v, row * pl.tile, false};
-    if (rings && detail::only_chain_reads(p, chain, v)) {
+    if (rings && cv.ring) {
       t.ring = true;
       ring[v] = 1;
       t.stride = row * most;
@@ -259,7 +226,7 @@ NAX_RUNTIME_INLINE void build_pipeline(pipeline& pl, const graph::program& p,
     }
     pl.values.push_back(t);
     tile_shapes[v] = detail::with_first_extent(shapes[v], pl.tile);
-  });
+  }
   if (pl.last != pl.tile) {
     last_shapes = tile_shapes;
     for (const pipeline::tiled_value& t : pl.values)

@@ -28,7 +28,9 @@
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/arena_pool.hpp>
+#include <nax/runtime/memory_plan.hpp>
 #include <nax/runtime/pipeline.hpp>
+#include <nax/runtime/specialization_recipe.hpp>
 #include <nax/runtime/step_factory.hpp>
 #include <nax/runtime/step_schedule.hpp>
 
@@ -55,11 +57,16 @@ struct specialization {
   std::vector<std::uint64_t> constants;  // per value: a constant's bytes, in its dtype
   std::size_t arena_bytes = 0;
   std::size_t live_peak_bytes = 0;  // the least any arena could be
-  std::size_t pool_bytes = 0;       // what pools of power-of-two buckets would hold
+  /// The memory plan's requests: per intermediate buffer, then per scratch and pipeline state.
+  std::vector<buffer_request> requests;
   /// Of a graph with gradients (graph::grad): the bytes of the forward's intermediates that the
   /// backward reads, the activations the arena keeps for it (0 without gradients).
   std::size_t saved_bytes = 0;
   std::unique_ptr<arena_pool> pool;
+
+  /// What pools of power-of-two buckets would hold for the same buffers (the baseline the memory
+  /// plan is measured against; worked out when asked).
+  std::size_t pool_bytes() const { return pow2_pool_bytes(requests); }
 
   static std::uint64_t next_id() noexcept {
     static std::atomic<std::uint64_t> last{0};
@@ -86,6 +93,8 @@ struct specialize_options {
   graph::pipelining pipeline = graph::pipelining::automatic;
   std::size_t pipeline_tile = 0;   // 0: chosen per binding
   native::tier* native = nullptr;  // the executable's native tier (runtime/native/tier.hpp)
+  /// p's recipe (runtime/specialization_recipe.hpp), made once with the program; null: made here.
+  const specialization_recipe* recipe = nullptr;
 };
 
 /// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
@@ -103,7 +112,6 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 #include <numeric>
 
 #include <nax/exec/planning_threads.hpp>
-#include <nax/runtime/memory_plan.hpp>
 #include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 
@@ -145,6 +153,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   // The step kernels in a few slabs, not one heap object each (runtime/kernel_arena.hpp): room
   // for the typical step's few hundred bytes.
   const kernel_arena_scope kernel_slabs(p.steps.size() * 384);
+  std::optional<specialization_recipe> own_recipe;
+  if (!o.recipe) o.recipe = &own_recipe.emplace(make_specialization_recipe(p));
+  const specialization_recipe& recipe = *o.recipe;
   auto s = std::make_unique<specialization>();
   s->binding = b;
   s->threads = o.threads ? o.threads : static_cast<std::size_t>(num_threads());
@@ -156,7 +167,12 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   const nax::bindings& bound = s->binding;
   const std::size_t n = p.values.size();
   s->shapes.reserve(n);
-  for (const graph::program_value& v : p.values) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (recipe.shape_like[i] != i) {  // the shape of an earlier value
+      s->shapes.push_back(s->shapes[recipe.shape_like[i]]);
+      continue;
+    }
+    const graph::program_value& v = p.values[i];
     nax::shape c = v.shape.resolve(bound);
     if (!c.is_fully_concrete()) {
       for (const dim& d : c.dims())
@@ -167,11 +183,17 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     s->shapes.push_back(std::move(c));
   }
 
+  // Each value's bytes, worked out once per shape.
+  std::vector<std::size_t> value_bytes(n);
+  for (std::size_t v = 0; v < n; ++v)
+    value_bytes[v] =
+        recipe.shape_like[v] != v ? value_bytes[recipe.shape_like[v]] : s->shapes[v].num_bytes();
+
   s->roles.reserve(n);
   for (const graph::program_value& v : p.values) s->roles.push_back(v.role);
   s->constants.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
-    if (p.values[v].role == graph::value_role::constant)
+    if (s->roles[v] == graph::value_role::constant)
       s->constants[v] = detail::constant_bits(s->shapes[v].dtype(), p.values[v].scalar);
 
   // A reshape of an intermediate into an intermediate (a rename, a split or merge of axes) moves
@@ -182,7 +204,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   std::vector<std::size_t> alias_of(n);
   std::iota(alias_of.begin(), alias_of.end(), std::size_t{0});
   std::vector<char> aliasing_step(p.steps.size(), 0);
-  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+  for (const std::uint32_t k : recipe.may_alias) {
     const graph::program_step& st = p.steps[k];
     if (st.kind() == graph::op_kind::set_dimension_size) {
       // The first entries of its operand, when they are a prefix of its buffer (no axis before
@@ -192,12 +214,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
       bool prefix = s->shapes[st.result][axis].extent() <= in[axis].extent();
       for (std::size_t a = 0; a < axis; ++a) prefix = prefix && in[a].extent() == 1;
       if (!prefix) continue;
-    } else if (st.kind() != graph::op_kind::reshape || st.args.size() != 1) {
-      continue;
     }
-    if (p.values[st.args[0]].role != graph::value_role::intermediate ||
-        p.values[st.result].role != graph::value_role::intermediate)
-      continue;
     alias_of[st.result] = alias_of[st.args[0]];
     aliasing_step[k] = 1;
   }
@@ -213,7 +230,10 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
         continue;
       }
       const std::size_t before = scratch.size();
-      s->kernels.push_back(make_step_kernel(p, p.steps[k], s->shapes, scratch, &memo));
+      const std::uint32_t like = recipe.kernel_like[k];
+      s->kernels.push_back(like != k && !aliasing_step[like]
+                               ? copy_step_kernel(p.steps[k], *s->kernels[like], s->shapes, scratch)
+                               : make_step_kernel(p, p.steps[k], s->shapes, scratch, &memo));
       for (std::size_t r = before; r < scratch.size(); ++r) scratch[r].step = k;
     }
   }
@@ -221,7 +241,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   std::vector<std::uint32_t> unit_of;
   for (std::uint32_t c = 0; c < p.pipelines.size(); ++c) {
     std::optional<pipeline> pl =
-        plan_pipeline(p, c, s->shapes, s->threads, o.pipeline, o.pipeline_tile);
+        plan_pipeline(p, recipe, c, s->shapes, s->threads, o.pipeline, o.pipeline_tile);
     if (!pl) continue;
     if (unit_of.empty()) {
       unit_of.resize(p.steps.size());
@@ -232,7 +252,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   }
   s->schedule = o.parallel_steps == graph::step_parallelism::off
                     ? sequential_schedule(p, unit_of)
-                    : schedule_steps(p, s->shapes, s->kernels, s->threads,
+                    : schedule_steps(p, s->shapes, value_bytes, s->kernels, s->threads,
                                      o.parallel_steps == graph::step_parallelism::always, unit_of);
   if (!s->pipelines.empty()) s->pipeline_of.assign(s->schedule.groups(), specialization::none);
   for (std::uint32_t i = 0; i < s->pipelines.size(); ++i) {
@@ -266,7 +286,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     std::erase_if(scratch, [&](const scratch_request& r) {
       return r.step >= chain.steps.front() && r.step <= chain.steps.back();
     });
-    build_pipeline(pl, p, s->shapes, s->threads, scratch, ring_of);
+    build_pipeline(pl, p, recipe, s->shapes, s->threads, scratch, ring_of);
   }
 
   // Intermediates first (a ring's bytes for the values that live in one), then the steps'
@@ -281,26 +301,31 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     std::size_t request = none, first = none, last = 0;
   };
   std::vector<value_life> life(n);
-  auto touch = [&](std::size_t v, std::size_t g) {
-    life[v].first = std::min(life[v].first, g);
-    life[v].last = std::max(life[v].last, g);
-  };
-  for (std::size_t k = 0; k < p.steps.size(); ++k) {
-    const graph::program_step& st = p.steps[k];
-    touch(st.result, group_of[k]);
-    for (graph::value_index e : st.extra_results) touch(e, group_of[k]);
-    for (graph::value_index a : st.args) touch(a, group_of[k]);
+  if (std::is_sorted(group_of.begin(), group_of.end())) {
+    // Steps run in program order: the groups of a value's first and last steps.
+    for (std::size_t v = 0; v < n; ++v)
+      if (recipe.first_touch[v] != specialization_recipe::untouched)
+        life[v] = {none, group_of[recipe.first_touch[v]], group_of[recipe.last_touch[v]]};
+  } else {
+    auto touch = [&](std::size_t v, std::size_t g) {
+      life[v].first = std::min(life[v].first, g);
+      life[v].last = std::max(life[v].last, g);
+    };
+    for (std::size_t k = 0; k < p.steps.size(); ++k) {
+      const graph::program_step& st = p.steps[k];
+      touch(st.result, group_of[k]);
+      for (graph::value_index e : st.extra_results) touch(e, group_of[k]);
+      for (graph::value_index a : st.args) touch(a, group_of[k]);
+    }
   }
   for (std::size_t v = 0; v < n; ++v) {
-    const graph::program_value& pv = p.values[v];
-    if (pv.role != graph::value_role::intermediate || alias_of[v] != v) continue;
+    if (s->roles[v] != graph::value_role::intermediate || alias_of[v] != v) continue;
     life[v].request = requests.size();
     // (A value no step touches keeps its program lifetime: groups are steps when nothing runs
     // side by side.)
     if (life[v].first == none)
-      life[v].first = life[v].last = group_of.empty() ? 0 : group_of[pv.first_step];
-    requests.push_back(
-        {ring_of[v] ? ring_of[v] : s->shapes[v].num_bytes(), life[v].first, life[v].last});
+      life[v].first = life[v].last = group_of.empty() ? 0 : group_of[p.values[v].first_step];
+    requests.push_back({ring_of[v] ? ring_of[v] : value_bytes[v], life[v].first, life[v].last});
   }
   for (std::size_t v = 0; v < n; ++v) {
     if (alias_of[v] == v || life[v].first == none) continue;
@@ -324,7 +349,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     s->pipelines[i].state = plan.offsets[first_scratch + scratch.size() + i];
   s->arena_bytes = plan.arena_bytes;
   s->live_peak_bytes = plan.live_peak_bytes;
-  s->pool_bytes = pow2_pool_bytes(requests);
+  s->requests = std::move(requests);
 
   // The activations: buffers of forward intermediates (made from builder nodes before the
   // gradient's) that a backward step reads, each buffer once.
@@ -339,7 +364,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
             kept[owner])
           continue;
         kept[owner] = 1;
-        s->saved_bytes += s->shapes[owner].num_bytes();
+        s->saved_bytes += value_bytes[owner];
       }
     }
   }

@@ -22,6 +22,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch, plan_memo* memo = nullptr);
 
+/// The kernel of step s copied from `like`, the kernel of an earlier step of the same kind and
+/// attributes whose result and operands have the shapes of s's (for the kinds
+/// specialization_recipe.hpp's kernel_is_copied names; scratch appended as make_step_kernel's).
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
+    const graph::program_step& s, const kernels::step_kernel& like,
+    std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch);
+
 /// The kernels of all of p's steps, in order (scratch requests tagged with their step).
 NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(
     const graph::program& p, std::span<const nax::shape> shapes,
@@ -83,6 +90,21 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     case op_kind::extra_result: break;
   }
   nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind()));
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
+    const graph::program_step& s, const kernels::step_kernel& like,
+    std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch) {
+  using graph::op_kind;
+  switch (s.kind()) {
+    case op_kind::elementwise: return copy_elementwise_step(like, s);
+    case op_kind::dot_general:
+    case op_kind::fused_dense: return copy_dot_general_step(like, s, shapes, scratch);
+    case op_kind::softmax: return copy_softmax_step(like, s);
+    case op_kind::layer_norm: return copy_layer_norm_step(like, s);
+    default: break;
+  }
+  nax::detail::throw_shape_error("nax::executable: no kernel copy for ", name(s.kind()));
 }
 
 NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(

@@ -31,7 +31,7 @@ struct step_schedule {
   std::vector<std::uint32_t> order;        // step indices, in the order they run
   std::vector<std::uint32_t> group_begin;  // group g is order[group_begin[g], group_begin[g + 1])
   std::vector<std::uint32_t> group_of;     // per step: its group
-  std::vector<double> cost_ns;             // per step: the model's one-thread time
+  std::vector<double> cost_ns;  // per step: the model's one-thread time (none for one thread)
 
   std::size_t groups() const noexcept { return group_begin.empty() ? 0 : group_begin.size() - 1; }
   std::span<const std::uint32_t> group(std::size_t g) const noexcept {
@@ -49,12 +49,13 @@ struct step_schedule {
 NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p,
                                                      std::span<const std::uint32_t> unit_of = {});
 
-/// The schedule of p's steps for `threads` threads, given the concrete shapes and the steps'
-/// kernels (which say how many threads each would use alone). `always`: group every set of ready
-/// independent steps, up to `threads` of them, whatever the cost model says. A unit (`unit_of`,
-/// as above) is one group of its own.
+/// The schedule of p's steps for `threads` threads, given the concrete shapes, each value's bytes
+/// and the steps' kernels (which say how many threads each would use alone). `always`: group every
+/// set of ready independent steps, up to `threads` of them, whatever the cost model says. A unit
+/// (`unit_of`, as above) is one group of its own.
 NAX_RUNTIME_INLINE step_schedule
 schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
+               std::span<const std::size_t> value_bytes,
                std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
                bool always = false, std::span<const std::uint32_t> unit_of = {});
 
@@ -83,10 +84,10 @@ inline constexpr double region_ns = 5000;          // waking a worker and joinin
 inline constexpr double split_efficiency = 0.95;   // a step split over threads, per thread
 
 // The bytes a step reads and writes (value_bytes: each value's).
-inline double step_bytes(const graph::program_step& s, std::span<const double> value_bytes) {
-  double bytes = value_bytes[s.result];
-  for (graph::value_index a : s.args) bytes += value_bytes[a];
-  for (graph::value_index e : s.extra_results) bytes += value_bytes[e];
+inline double step_bytes(const graph::program_step& s, std::span<const std::size_t> value_bytes) {
+  auto bytes = static_cast<double>(value_bytes[s.result]);
+  for (graph::value_index a : s.args) bytes += static_cast<double>(value_bytes[a]);
+  for (graph::value_index e : s.extra_results) bytes += static_cast<double>(value_bytes[e]);
   return bytes;
 }
 
@@ -158,22 +159,18 @@ NAX_RUNTIME_INLINE step_schedule sequential_schedule(const graph::program& p,
 
 NAX_RUNTIME_INLINE step_schedule
 schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
+               std::span<const std::size_t> value_bytes,
                std::span<const std::unique_ptr<kernels::step_kernel>> kernels, std::size_t threads,
                bool always, std::span<const std::uint32_t> unit_of) {
   step_schedule s = sequential_schedule(p, unit_of);
   const std::size_t n = p.steps.size();
+  if (threads < 2 || n < 2) return s;  // nothing runs side by side: no costs to weigh
   s.cost_ns.resize(n);
-  // Each step's bytes, then each value's (one allocation).
-  std::vector<double> bytes_of(n + p.values.size());
-  const std::span<double> bytes(bytes_of.data(), n),
-      value_bytes(bytes_of.data() + n, p.values.size());
-  for (std::size_t v = 0; v < value_bytes.size(); ++v)
-    value_bytes[v] = static_cast<double>(shapes[v].num_bytes());
+  std::vector<double> bytes(n);
   for (std::size_t i = 0; i < n; ++i) {
     bytes[i] = detail::step_bytes(p.steps[i], value_bytes);
     s.cost_ns[i] = detail::step_cost_ns(*kernels[i], p.steps[i], shapes, bytes[i]);
   }
-  if (threads < 2 || n < 2) return s;
 
   // Units: a step alone, or the steps of a pipelined chain (named by their first step), which
   // wait for what any of them waits for and run as one group.

@@ -21,6 +21,12 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     const graph::program_step& s, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch);
 
+/// The kernel of s copied from `like`, the kernel of a step of the same op whose operands and
+/// result have the shapes of s's (s's scratch appended to `scratch`).
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
+    const kernels::step_kernel& like, const graph::program_step& s,
+    std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch);
+
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
@@ -229,18 +235,25 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     return s.as<graph::dot_general_op>() == like->as<graph::dot_general_op>();
   };
   if (kernel && same_op() && detail::same_shapes(*like, s, shapes))
-    return detail::with_floating(
-        shapes[s.args[0]].dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
-          auto step = std::make_unique<detail::dot_step<T>>(
-              static_cast<const detail::dot_step<T>&>(*kernel), s.args[0], s.args[1], s.result);
-          if (step->ga.copy) scratch.push_back({shapes[s.args[0]].num_bytes(), &step->ga.scratch});
-          if (step->gb.copy) scratch.push_back({shapes[s.args[1]].num_bytes(), &step->gb.scratch});
-          if (fused && fused->has_bias) step->bias = s.args[2];
-          return step;
-        });
+    return copy_dot_general_step(*kernel, s, shapes, scratch);
   std::unique_ptr<kernels::step_kernel> step = make_dot_general_step(s, shapes, scratch);
   memo.keep_step(key, &s, step.get());
   return step;
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
+    const kernels::step_kernel& like, const graph::program_step& s,
+    std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch) {
+  const auto* fused = s.op.get_if<graph::fused_dense_op>();
+  return detail::with_floating(
+      shapes[s.args[0]].dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
+        auto step = std::make_unique<detail::dot_step<T>>(
+            static_cast<const detail::dot_step<T>&>(like), s.args[0], s.args[1], s.result);
+        if (step->ga.copy) scratch.push_back({shapes[s.args[0]].num_bytes(), &step->ga.scratch});
+        if (step->gb.copy) scratch.push_back({shapes[s.args[1]].num_bytes(), &step->gb.scratch});
+        if (fused && fused->has_bias) step->bias = s.args[2];
+        return step;
+      });
 }
 
 }  // namespace nax::runtime

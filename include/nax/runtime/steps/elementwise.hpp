@@ -18,6 +18,11 @@ class plan_memo;
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
     const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo);
 
+/// The kernel of elementwise step s, copied from `like`: the kernel of a step of the same op
+/// whose result and operands have the shapes of s's.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
+    const kernels::step_kernel& like, const graph::program_step& s);
+
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
@@ -31,30 +36,46 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
 namespace nax::runtime {
 namespace detail {
 
+// A plan shared by the steps of one op over the same shapes (a plan is a few hundred bytes: a
+// graph repeating its layers would otherwise copy it for every step), next to them in the kernel
+// arena and freed with the last. Its users are steps of one specialization, made by the thread
+// that specializes and destroyed with it by one thread: a plain count.
+struct shared_elementwise_plan final : arena_allocated {
+  explicit shared_elementwise_plan(kernels::elementwise_plan p) : plan(std::move(p)) {}
+  kernels::elementwise_plan plan;
+  std::size_t users = 1;
+};
+
 class elementwise_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  /// The plan made by `make_plan()` right in place (a plan is a few hundred bytes).
+  /// The plan made by `make_plan()`.
   template <std::invocable MakePlan>
   elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
                    graph::value_index result)
-      : plan_(make_plan()), result_(result) {
+      : plan_(new shared_elementwise_plan(make_plan())), result_(result) {
     for (graph::value_index a : args) args_.push_back(a);
   }
   /// The plan of `like`, a step of the same op over operands and a result of the same shapes.
   elementwise_step(const elementwise_step& like, std::span<const graph::value_index> args,
                    graph::value_index result)
       : plan_(like.plan_), result_(result) {
+    ++plan_->users;
     for (graph::value_index a : args) args_.push_back(a);
+  }
+  elementwise_step(const elementwise_step&) = delete;
+  elementwise_step& operator=(const elementwise_step&) = delete;
+  ~elementwise_step() override {
+    if (--plan_->users == 0) delete plan_;
   }
   void run(void* const* values, std::byte*) const override {
     const void* in[3];
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
     void* out[1] = {values[result_]};
-    kernels::run_elementwise(plan_, in, out);
+    kernels::run_elementwise(plan_->plan, in, out);
   }
 
  private:
-  kernels::elementwise_plan plan_;
+  shared_elementwise_plan* plan_;
   nax::detail::small_vector<graph::value_index, 3> args_;
   graph::value_index result_;
 };
@@ -94,6 +115,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
       s.result);
   if (memo) memo->keep_step(key, &s, step.get());
   return step;
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
+    const kernels::step_kernel& like, const graph::program_step& s) {
+  return std::make_unique<detail::elementwise_step>(
+      static_cast<const detail::elementwise_step&>(like),
+      std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result);
 }
 
 }  // namespace nax::runtime

@@ -16,6 +16,11 @@ namespace nax::runtime {
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
     const graph::program_step& s, std::span<const nax::shape> shapes);
 
+/// The kernel of layer_norm step s, copied from `like`: a layer_norm's with the same attributes
+/// over the same shapes.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
+    const kernels::step_kernel& like, const graph::program_step& s);
+
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
@@ -49,6 +54,16 @@ class layer_norm_step final : public kernels::step_kernel, public arena_allocate
         reinterpret_cast<float*>(ones_.data())[i] = 1.0f;
     }
   }
+  /// `like`'s plan and constants, s's operands.
+  layer_norm_step(const layer_norm_step& like, const graph::program_step& s)
+      : layer_norm_step(like) {
+    x_ = s.args[0];
+    out_ = s.result;
+    const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
+    std::size_t a = 1;
+    if (op.has_gamma) gamma_ = s.args[a++];
+    if (op.has_beta) beta_ = s.args[a++];
+  }
   void run(void* const* values, std::byte*) const override {
     kernels::run_layer_norm(
         plan_, values[x_], gamma_ == graph::no_value ? ones_.data() : values[gamma_],
@@ -79,6 +94,12 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
   }
   return std::make_unique<detail::layer_norm_step>(
       kernels::plan_rows(out.dtype(), extents_of(out), axis), s, out[axis].extent());
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
+    const kernels::step_kernel& like, const graph::program_step& s) {
+  return std::make_unique<detail::layer_norm_step>(
+      static_cast<const detail::layer_norm_step&>(like), s);
 }
 
 }  // namespace nax::runtime

@@ -15,6 +15,10 @@ namespace nax::runtime {
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
     const graph::program_step& s, std::span<const nax::shape> shapes);
 
+/// The kernel of softmax step s, copied from `like`: a softmax's over the same shapes.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
+    const kernels::step_kernel& like, const graph::program_step& s);
+
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
@@ -29,6 +33,8 @@ class softmax_step final : public kernels::step_kernel, public arena_allocated {
  public:
   softmax_step(kernels::rows_plan plan, graph::value_index in, graph::value_index out)
       : plan_(std::move(plan)), in_(in), out_(out) {}
+  softmax_step(const softmax_step& like, graph::value_index in, graph::value_index out)
+      : plan_(like.plan_), in_(in), out_(out) {}
   void run(void* const* values, std::byte*) const override {
     kernels::run_softmax(plan_, values[in_], values[out_]);
   }
@@ -46,6 +52,12 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
   return std::make_unique<detail::softmax_step>(
       kernels::plan_rows(out.dtype(), extents_of(out), s.as<graph::softmax_op>().axis), s.args[0],
       s.result);
+}
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
+    const kernels::step_kernel& like, const graph::program_step& s) {
+  return std::make_unique<detail::softmax_step>(static_cast<const detail::softmax_step&>(like),
+                                                s.args[0], s.result);
 }
 
 }  // namespace nax::runtime
