@@ -6,6 +6,8 @@
 #include <nax/kernels/elementwise/native_source.hpp>
 #include <nax/runtime/native/compile_service.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -17,6 +19,18 @@
 #include <doctest/doctest.h>
 
 #include "fresh_dir.hpp"
+
+// ThreadSanitizer ends a child that starts a thread after a fork of a multithreaded process.
+#if defined(__SANITIZE_THREAD__)
+#define NAX_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NAX_TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifndef NAX_TEST_UNDER_TSAN
+#define NAX_TEST_UNDER_TSAN 0
+#endif
 
 namespace fs = std::filesystem;
 namespace k = nax::kernels;
@@ -173,4 +187,43 @@ TEST_CASE("a private temporary directory stands in for an unusable cache") {
   s.wait(*kern);
   CHECK(kern->state.load() == native::kernel_state::ready);
   fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "a forked child compiles on a worker of its own, and gets what its parent's was building" *
+    doctest::skip(NAX_TEST_UNDER_TSAN)) {
+  native::compile_service& s = native::compile_service::process();
+  REQUIRE(s.problem().empty());
+  // Keys no earlier run left in the cache (a comment after the unit).
+  std::string tag = "\n// fork test ";
+  tag += std::to_string(::getpid());
+  tag += ' ';
+  const auto first = s.request(source() + tag + "1\n");
+  s.wait(*first);  // the parent's worker exists from here on
+  REQUIRE(first->state.load() == native::kernel_state::ready);
+  const auto in_flight = s.request(source() + tag + "2\n");  // being built at the fork, likely
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // (no doctest here: the exit code says it)
+    const auto own = s.request(source() + tag + "3\n");
+    s.wait(*in_flight);
+    s.wait(*own);
+    const bool ready = in_flight->state.load() == native::kernel_state::ready &&
+                       own->state.load() == native::kernel_state::ready;
+    ::_exit(ready ? 0 : 1);
+  }
+  // Before the fix, the child waited for ever for a worker that did not exist in it.
+  int status = 0;
+  pid_t done = 0;
+  for (int tenth = 0; tenth < 1800 && (done = ::waitpid(child, &status, WNOHANG)) == 0; ++tenth)
+    ::usleep(100000);
+  if (done == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+    FAIL("the forked child still waits for its kernels after 180 s");
+  }
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  s.wait(*in_flight);
+  CHECK(in_flight->state.load() == native::kernel_state::ready);
 }

@@ -80,7 +80,18 @@ class compile_service {
   /// Stops the worker (as the destructor does); later requests fail at once.
   NAX_RUNTIME_INLINE void stop();
 
+  /// fork() handlers (process() registers them for its service). Before: the state is taken
+  /// whole (no request or finish is halfway). In the child, which has none of the parent's
+  /// threads: its lock and condition are made afresh (the parent's worker may have been waiting
+  /// on it), the kernel the parent's worker was building goes back to the queue, the parent's
+  /// compiler and temporary directory are left to the parent, and the next request or wait
+  /// starts a worker of the child's own.
+  NAX_RUNTIME_INLINE void before_fork();
+  NAX_RUNTIME_INLINE void after_fork_in_parent();
+  NAX_RUNTIME_INLINE void after_fork_in_child();
+
  private:
+  void start_worker_locked();
   void work();
   void build(native_kernel& k);
   void say(std::string message);
@@ -106,14 +117,17 @@ class compile_service {
 }  // namespace nax::runtime::native
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <system_error>
 
 #include <nax/runtime/native/compiler.hpp>
@@ -177,9 +191,37 @@ struct process_service_guard {
 }  // namespace detail
 
 NAX_RUNTIME_INLINE compile_service& compile_service::process() {
-  static compile_service* s = new compile_service(process_toolchain(), disk_cache::default_dir());
+  static compile_service* s = [] {
+    auto* service = new compile_service(process_toolchain(), disk_cache::default_dir());
+    static compile_service* for_fork = service;
+    ::pthread_atfork([] { for_fork->before_fork(); }, [] { for_fork->after_fork_in_parent(); },
+                     [] { for_fork->after_fork_in_child(); });
+    return service;
+  }();
   static detail::process_service_guard guard{s};
   return *s;
+}
+
+NAX_RUNTIME_INLINE void compile_service::before_fork() { mutex_.lock(); }
+
+NAX_RUNTIME_INLINE void compile_service::after_fork_in_parent() { mutex_.unlock(); }
+
+NAX_RUNTIME_INLINE void compile_service::after_fork_in_child() {
+  // (The old objects are abandoned, never destroyed: their threads do not exist here.)
+  new (&mutex_) std::mutex();
+  new (&changed_) std::condition_variable();
+  new (&worker_) std::thread();
+  child_.store(0);
+  temporary_dir_.clear();  // the parent's, which removes it
+  for (const auto& [key, k] : kernels_)
+    if (k->state.load() == kernel_state::queued &&
+        std::find(queue_.begin(), queue_.end(), k) == queue_.end())
+      queue_.push_front(k);
+}
+
+NAX_RUNTIME_INLINE void compile_service::start_worker_locked() {
+  if (!worker_.joinable() && !stopping_ && !queue_.empty())
+    worker_ = std::thread([this] { work(); });
 }
 
 NAX_RUNTIME_INLINE std::shared_ptr<native_kernel> compile_service::request(std::string source) {
@@ -196,7 +238,7 @@ NAX_RUNTIME_INLINE std::shared_ptr<native_kernel> compile_service::request(std::
     kernels_.emplace(key, k);
     if (!stopping_ && toolchain_.problem.empty() && cache_) {
       queue_.push_back(k);
-      if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
+      start_worker_locked();
       changed_.notify_all();
       return k;
     }
@@ -213,6 +255,7 @@ NAX_RUNTIME_INLINE std::shared_ptr<native_kernel> compile_service::request(std::
 
 NAX_RUNTIME_INLINE void compile_service::wait(const native_kernel& k) {
   std::unique_lock lock(mutex_);
+  start_worker_locked();  // (none yet in a forked child)
   changed_.wait(lock, [&] { return k.state.load() != kernel_state::queued; });
 }
 
