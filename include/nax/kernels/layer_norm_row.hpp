@@ -37,8 +37,11 @@ struct layer_norm_row {
            static_cast<V>(n);
       out.drained(drain);
       const vec m(mu);
-      var = reduce_row<sum, V>(x, n, [&](const vec& v) { return (v - m) * (v - m); }) /
-            static_cast<V>(n);
+      // (From L1: the next row's input is fetched meanwhile, by a streamed writer.)
+      var =
+          reduce_row<sum, V>(
+              x, n, [&](const vec& v) { return (v - m) * (v - m); }, [&] { out.prefetch_step(); }) /
+          static_cast<V>(n);
     } else {
       welford(x, n, mu, var);
     }

@@ -42,6 +42,12 @@ struct no_side_work {
   void operator()() const {}
 };
 
+/// Asks for the cache lines of [p, p + bytes) to be brought into L1 ahead of use.
+inline void prefetch_range(const void* p, std::size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+}
+
 /// Rows up to this size are swept more than once by the row ops, from cache.
 inline constexpr std::size_t cached_row_bytes = 32 * 1024;
 
@@ -76,6 +82,8 @@ struct row_writer {
   /// The previous row's deferred output (row_stream): none here.
   no_side_work drain() const { return {}; }
   void drained(no_side_work) const {}
+  /// The next row is fetched by the row driver (row_stream::prefetch_later): nothing here.
+  void prefetch_step() const {}
 };
 
 /// The streamed output of a thread's rows (each at most cached_row_bytes), one row behind: a
@@ -162,6 +170,33 @@ class row_stream {
     n_ = head_ = next_ = 0;
   }
 
+  /// The next row's input [p, p + bytes): fetched a cache line per prefetch_step(), which a
+  /// kernel calls in a sweep that runs from L1 (memory would idle meanwhile), and the rest by
+  /// prefetch_rest() after the row. (Asked all at once, at the start of a row, the fetches
+  /// queued up behind each other and behind that row's own reads.) Up to four ranges per row.
+  void prefetch_later(const void* p, std::size_t bytes) {
+    if (ranges_ == max_ranges) return prefetch_range(p, bytes);
+    fetch_[ranges_++] = {static_cast<const char*>(p), static_cast<const char*>(p) + bytes};
+  }
+  /// Fetches the next line of the ranges given to prefetch_later.
+  void prefetch_step() {
+    while (ranges_ > 0) {
+      fetch_range& f = fetch_[ranges_ - 1];
+      if (f.next < f.end) {
+        __builtin_prefetch(f.next, 0, 3);
+        f.next += 64;
+        return;
+      }
+      --ranges_;
+    }
+  }
+  /// Fetches what prefetch_step has not.
+  void prefetch_rest() {
+    for (; ranges_ > 0; --ranges_)
+      for (const char* c = fetch_[ranges_ - 1].next; c < fetch_[ranges_ - 1].end; c += 64)
+        __builtin_prefetch(c, 0, 3);
+  }
+
   /// flush(), then orders the non-temporal stores before later stores.
   void finish() {
     flush();
@@ -169,7 +204,13 @@ class row_stream {
   }
 
  private:
+  struct fetch_range {
+    const char *next, *end;
+  };
+  static constexpr std::size_t max_ranges = 4;
   alignas(64) T buffer_[cached_row_bytes / sizeof(T)];
+  fetch_range fetch_[max_ranges];
+  std::size_t ranges_ = 0;
   T* dst_ = nullptr;
   std::size_t n_ = 0, head_ = 0, next_ = 0;
   T scale_ = T(1);
@@ -187,6 +228,8 @@ struct stream_row_writer {
   T* p;
   typename row_stream<T>::drainer drain() const { return stream->drain(); }
   void drained(const typename row_stream<T>::drainer& d) const { stream->drained(d); }
+  /// A line of the next row's input (row_stream::prefetch_later).
+  void prefetch_step() const { stream->prefetch_step(); }
 };
 
 /// A row kernel that writes each output row once, through write_row (or a stream_row_writer's
@@ -202,12 +245,6 @@ concept streamed_row_kernel = requires {
 inline bool stream_row_output(std::size_t bytes) {
   const cache_sizes& caches = machine_caches();
   return bytes >= caches.l3 / caches.l3_sharing;
-}
-
-/// Asks for the cache lines of [p, p + bytes) to be brought into L1 ahead of use.
-inline void prefetch_range(const void* p, std::size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
 }
 
 }  // namespace nax::detail

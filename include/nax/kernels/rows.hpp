@@ -183,13 +183,17 @@ void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns colu
       auto body = [&](std::size_t lo, std::size_t hi) {
         std::conditional_t<Stream, nax::detail::row_stream<V>, char> out{};
         for (std::size_t r = lo; r < hi; ++r) {
-          // Fetch the next row while this one is computed, as the typed row driver does.
-          if (r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes)
-            nax::detail::prefetch_range(x + (r + 1) * n, n * sizeof(V));
-          if constexpr (Stream)
+          // Fetch the next row while this one is computed, as the typed row driver does: a
+          // streamed writer's kernel spreads the fetches over a sweep from L1.
+          const bool next = r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes;
+          if constexpr (Stream) {
+            if (next) out.prefetch_later(x + (r + 1) * n, n * sizeof(V));
             rows(x + r * n, nax::detail::stream_row_writer<V>{&out, y + r * n});
-          else
+            out.prefetch_rest();
+          } else {
+            if (next) nax::detail::prefetch_range(x + (r + 1) * n, n * sizeof(V));
             rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1});
+          }
         }
         if constexpr (Stream) out.finish();
       };

@@ -78,6 +78,7 @@ struct softmax_row {
         std::size_t i = 0;
         if constexpr (Log) {
           for (; i + 2 * w <= n; i += 2 * w) {
+            out.prefetch_step();
             s0 += exp(x.load(i) - mx);
             s1 += exp(x.load(i + w) - mx);
           }
@@ -91,7 +92,10 @@ struct softmax_row {
           // The exps go to a buffer in L1 (the padded tail's too, so the last vector is whole),
           // which the third sweep scales into the output (a streamed one, as it drains): the
           // output is written once and never read back.
+          // The next row's input is fetched meanwhile, a line per two vectors (a streamed
+          // writer's prefetch_step).
           for (; i + 2 * w <= n; i += 2 * w) {
+            out.prefetch_step();
             const vec e0 = exp(x.load(i) - mx), e1 = exp(x.load(i + w) - mx);
             e0.store_aligned(row_buffer + i);
             e1.store_aligned(row_buffer + i + w);

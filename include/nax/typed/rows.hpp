@@ -81,13 +81,18 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       for (std::size_t r = lo; r < hi; ++r) {
         if constexpr (Access == row_access::contiguous) {
           // Fetch the next row of x while this one is computed: each row is a short stream the
-          // hardware prefetchers would only pick up after its first lines.
+          // hardware prefetchers would only pick up after its first lines. A streamed writer's
+          // kernel spreads the fetches over a sweep from L1.
           if (r + 1 < hi && n * sizeof(V) <= cached_row_bytes) {
             split_index(r + 1, ext.data(), R - 1, next.data());
             cur.for_each_leaf([&](const auto& leaf) {
-              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
-                prefetch_range(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
-                               n * sizeof(*leaf.base));
+              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row) {
+                const auto* at = leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1);
+                if constexpr (Stream)
+                  stream_out.prefetch_later(at, n * sizeof(*leaf.base));
+                else
+                  prefetch_range(at, n * sizeof(*leaf.base));
+              }
             });
           }
         }
@@ -107,6 +112,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
                      row_reader<V, std::remove_reference_t<decltype(x)>, Access>{&x}...);
             },
             more);
+        if constexpr (Stream) stream_out.prefetch_rest();
       }
       if constexpr (Stream) stream_out.finish();
     });
