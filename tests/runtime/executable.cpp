@@ -214,6 +214,49 @@ TEST_CASE("concurrent runs with different bindings give correct results") {
   CHECK(s.live <= 3);
 }
 
+TEST_CASE("pre_specialize, cached and to_dot from one thread while others run and evict") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto w = b.parameter("w", f32({h, k}));
+  auto y = g::tanh(g::dot_general(x, w, {{"h", "h"}}));
+  auto ex = g::compile(b, {y}, {.max_specializations = 3});
+  constexpr int runners = 3, runs = 40, ahead = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < runners; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(200 + t));
+      for (int i = 0; i < runs; ++i) {
+        const std::size_t batch = 1 + static_cast<std::size_t>((t + i) % 6);
+        const dyn_tensor in[] = {
+            reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
+            reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
+        const dyn_tensor got = ex.run(in)[0];
+        const reference::dense want = reference::evaluate(b, in)[y.id()];
+        if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
+      }
+    });
+  // Meanwhile: specializations made ahead, inspected and drawn, for the bindings being run.
+  std::thread planner([&] {
+    for (int i = 0; i < ahead; ++i) {
+      const nax::bindings bd{{"batch", 1 + static_cast<std::size_t>(i % 6)}};
+      ex.pre_specialize({bd});
+      if (auto s = ex.cached(bd))
+        if (s->shapes[ex.program().outputs[0]][0].extent() != bd.at("batch")) ++failures;
+      if (i % 8 == 0 && ex.to_dot(bd).find("digraph") == std::string::npos) ++failures;
+    }
+  });
+  for (auto& th : threads) th.join();
+  planner.join();
+  CHECK(failures.load() == 0);
+  const auto s = ex.stats();
+  // Runs and pre-specializations (to_dot's included, when it missed) are each a hit or a miss.
+  CHECK(s.hits + s.misses >= runners * runs + ahead);
+  CHECK(s.live <= 3);
+  CHECK(s.evictions >= 3);  // six bindings through three places
+  CHECK(s.total == s.live + s.evictions);
+}
+
 TEST_CASE("input errors name the input, the axis and both extents") {
   g::builder b;
   auto a = b.parameter("a", f32({"batch", dim::bounded("seq", 8), h}));
