@@ -292,6 +292,48 @@ TEST_CASE("input errors name the input, the axis and both extents") {
                        nax::shape_error);
 }
 
+TEST_CASE(
+    "outputs sharing memory with an input or each other, and sizes past size_t, are refused") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto ex = g::compile(b, {x * 2.0, g::exp(x)});
+  const dyn_tensor in(concrete(dtype::f32, {{"batch", 3}, {"h", 6}}));
+  const dyn_tensor ins[] = {in};
+  dyn_tensor same[] = {in, dyn_tensor(concrete(dtype::f32, {{"batch", 3}, {"h", 6}}))};
+  CHECK_THROWS_WITH_AS(ex.run(ins, same),
+                       "nax::executable::run: output 0 shares memory with input 'x'; a run reads "
+                       "its inputs while it writes its outputs",
+                       nax::shape_error);
+  // A view of the second half of the input's rows overlaps it too.
+  const shape half = concrete(dtype::f32, {{"batch", 3}, {"h", 6}});
+  dyn_tensor part[] = {dyn_tensor(half),
+                       dyn_tensor::wrap(half, const_cast<float*>(in.data<float>()) + 6)};
+  CHECK_THROWS_WITH_AS(ex.run(ins, part),
+                       "nax::executable::run: output 1 shares memory with input 'x'; a run reads "
+                       "its inputs while it writes its outputs",
+                       nax::shape_error);
+  const dyn_tensor y(half);
+  dyn_tensor twice[] = {y, y};
+  CHECK_THROWS_WITH_AS(ex.run(ins, twice), "nax::executable::run: outputs 0 and 1 share memory",
+                       nax::shape_error);
+  // Neighbours that do not overlap are fine, and so are empty tensors.
+  std::vector<float> both(2 * 18);
+  dyn_tensor apart[] = {dyn_tensor::wrap(half, both.data()),
+                        dyn_tensor::wrap(half, both.data() + 18)};
+  ex.run(ins, apart);
+  CHECK(both[18] == doctest::Approx(1.0));  // exp(0)
+
+  g::builder big;
+  auto z = big.parameter("z", f32({"batch", h}));
+  const std::size_t huge = std::size_t{1} << 31;
+  auto wide = g::compile(big, {g::broadcast(z, f32({dim(huge), dim(huge), "batch", h}))});
+  CHECK_THROWS_WITH_AS(wide.run({dyn_tensor(concrete(dtype::f32, {{"batch", 2}, {"h", 6}}))}),
+                       "nax::executable: at {batch: 2}, the result of broadcast (f32[2147483648, "
+                       "2147483648, batch=2, h=6]) has more bytes than fit in size_t",
+                       nax::shape_error);
+  CHECK(wide.stats().total == 0);
+}
+
 TEST_CASE("a binding that breaks what shape inference unified is reported at specialization") {
   g::builder b;
   auto x = b.parameter("x", f32({"batch", h}));

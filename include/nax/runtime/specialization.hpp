@@ -99,8 +99,11 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
+#include <limits>
 #include <nax/runtime/kernel_arena.hpp>
 #include <numeric>
+
+#include <nax/runtime/dyn_tensor.hpp>
 
 #include <nax/exec/planning_threads.hpp>
 #include <nax/runtime/memory_plan.hpp>
@@ -129,6 +132,45 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
     case nax::dtype::boolean: return constant_bits<std::uint8_t>(v != 0 ? 1 : 0);
   }
   return 0;
+}
+
+/// Checks that every value's bytes, and all of them together (more than the memory plan adds
+/// up), fit in std::size_t: a size that wrapped around would plan and allocate too small a
+/// buffer. nax::shape_error naming the value, its shape and the binding otherwise.
+inline void check_sizes(const graph::program& p, std::span<const nax::shape> shapes,
+                        const nax::bindings& b) {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  std::size_t total = 0;
+  for (std::size_t v = 0; v < shapes.size(); ++v) {
+    const nax::shape& c = shapes[v];
+    bool empty = false, over = false;
+    for (const dim& d : c.dims()) empty = empty || d.extent() == 0;
+    std::size_t bytes = empty ? 0 : size_of(c.dtype());
+    if (!empty)
+      for (const dim& d : c.dims()) {
+        over = over || d.extent() > most / bytes;
+        if (!over) bytes *= d.extent();
+      }
+    const bool together = !over && bytes > most - 64 - total;
+    if (!over && !together) {
+      total += bytes + 64;  // (each buffer may start at the next 64 bytes)
+      continue;
+    }
+    std::string what;
+    if (p.values[v].role == graph::value_role::input) {
+      what = "input '" + p.input_names[p.values[v].index] + "'";
+    } else {
+      what = "a value";
+      for (const graph::program_step& st : p.steps)
+        if (st.result == v || std::find(st.extra_results.begin(), st.extra_results.end(), v) !=
+                                  st.extra_results.end())
+          what = "the result of " + std::string(graph::name(st.kind()));
+    }
+    nax::detail::throw_shape_error(
+        "nax::executable: ", b.empty() ? "" : "at " + b.to_string() + ", ", what, " (",
+        nax::detail::concrete_string(c), ") ", over ? "has" : "brings the graph's values to",
+        " more bytes than fit in size_t");
+  }
 }
 
 /// The kernel of a step whose result is its operand's buffer.
@@ -166,6 +208,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     }
     s->shapes.push_back(std::move(c));
   }
+  detail::check_sizes(p, s->shapes, b);
 
   s->roles.reserve(n);
   for (const graph::program_value& v : p.values) s->roles.push_back(v.role);
