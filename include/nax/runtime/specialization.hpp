@@ -103,9 +103,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 #include <nax/runtime/kernel_arena.hpp>
 #include <numeric>
 
-#include <nax/runtime/dyn_tensor.hpp>
-
 #include <nax/exec/planning_threads.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/memory_plan.hpp>
 #include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
