@@ -125,6 +125,43 @@ TEST_CASE("jit: concurrent calls with different bindings") {
   CHECK(f.executable().stats().live == 2);
 }
 
+TEST_CASE("jit: traced from several threads at once, and one jitted function evicting under them") {
+  // Each thread traces and compiles its own function while the others do, then calls it and a
+  // shared one whose cache holds 2 of the 4 bindings the threads use: every call evicts.
+  auto shared =
+      nax::jit({.max_specializations = 2}, dense_gelu, nax::input<float, batch, hidden>("x"),
+               nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));
+  nax::tensor<float, hidden, ff> w;
+  nax::tensor<float, ff> b;
+  fill(w, 5);
+  fill(b, 6);
+  constexpr int users = 4, calls = 12;
+  std::vector<int> wrong(users, 0);
+  std::vector<std::size_t> own_live(users, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < users; ++t)
+    threads.emplace_back([&, t] {
+      auto own = nax::jit(dense_gelu, nax::input<float, batch, hidden>("x"),
+                          nax::input<float, hidden, ff>("w"), nax::input<float, ff>("b"));
+      for (int i = 0; i < calls; ++i) {
+        nax::tensor<float, batch, hidden> x(batch(static_cast<std::size_t>(1 + (t + i) % 4)));
+        fill(x, static_cast<std::uint32_t>(10 * t + i));
+        const nax::tensor<float, batch, ff> want = eager(dense_gelu, x, w, b);
+        const nax::tensor<float, batch, ff> a = own(x, w, b), c = shared(x, w, b);
+        if (!std::equal(a.begin(), a.end(), want.begin())) ++wrong[static_cast<std::size_t>(t)];
+        if (!std::equal(c.begin(), c.end(), want.begin())) ++wrong[static_cast<std::size_t>(t)];
+      }
+      own_live[static_cast<std::size_t>(t)] = own.executable().stats().live;
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong == std::vector<int>(users, 0));
+  CHECK(own_live == std::vector<std::size_t>(users, 4));
+  const nax::specialization_stats s = shared.executable().stats();
+  CHECK(s.hits + s.misses == users * calls);
+  CHECK(s.live <= 2);
+  CHECK(s.evictions >= 2);  // 4 bindings through 2 places
+}
+
 TEST_CASE("jit: wrong extents throw nax::shape_error naming the input and the axis") {
   auto add = nax::jit([](auto a, auto b) { return a + b; }, nax::input<float, batch, hidden>("a"),
                       nax::input<float, batch, hidden>("b"));

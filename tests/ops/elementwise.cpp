@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 
 namespace {
 
@@ -58,6 +59,34 @@ TEST_CASE_TEMPLATE("ops are one definition for scalars and vectors", T, float, d
       same_on_scalar_and_vector<T, nax::ops::rsqrt>(x);
     }
   }
+}
+
+TEST_CASE_TEMPLATE("NaN and infinities: a NaN operand gives NaN, the same on scalars and lanes", T,
+                   float, double) {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  for (T x : {nan, inf, -inf, T(-2), T(0)})
+    for (T y : {nan, T(1.5), -inf}) {
+      CAPTURE(x);
+      CAPTURE(y);
+      same_on_scalar_and_vector<T, nax::ops::min>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::max>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::add>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::mul>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::relu>(x);
+      same_on_scalar_and_vector<T, nax::ops::abs>(x);
+      same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
+      same_on_scalar_and_vector<T, nax::ops::equal>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::not_equal>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::not_equal>(x, x);  // true for NaN alone
+      same_on_scalar_and_vector<T, nax::ops::less>(x, y);
+      same_on_scalar_and_vector<T, nax::ops::greater_equal>(x, y);
+      if (std::isnan(x) || std::isnan(y)) {
+        CHECK(std::isnan(nax::ops::max::apply(x, y)));
+        CHECK(std::isnan(nax::ops::min::apply(x, y)));
+      }
+    }
+  CHECK(std::isnan(nax::ops::relu::apply(nan)));
+  CHECK(nax::ops::not_equal::apply(nan, nan));
 }
 
 TEST_CASE("op traits") {

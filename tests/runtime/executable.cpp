@@ -214,6 +214,49 @@ TEST_CASE("concurrent runs with different bindings give correct results") {
   CHECK(s.live <= 3);
 }
 
+TEST_CASE("pre_specialize, cached and to_dot from one thread while others run and evict") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto w = b.parameter("w", f32({h, k}));
+  auto y = g::tanh(g::dot_general(x, w, {{"h", "h"}}));
+  auto ex = g::compile(b, {y}, {.max_specializations = 3});
+  constexpr int runners = 3, runs = 40, ahead = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < runners; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(200 + t));
+      for (int i = 0; i < runs; ++i) {
+        const std::size_t batch = 1 + static_cast<std::size_t>((t + i) % 6);
+        const dyn_tensor in[] = {
+            reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
+            reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
+        const dyn_tensor got = ex.run(in)[0];
+        const reference::dense want = reference::evaluate(b, in)[y.id()];
+        if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
+      }
+    });
+  // Meanwhile: specializations made ahead, inspected and drawn, for the bindings being run.
+  std::thread planner([&] {
+    for (int i = 0; i < ahead; ++i) {
+      const nax::bindings bd{{"batch", 1 + static_cast<std::size_t>(i % 6)}};
+      ex.pre_specialize({bd});
+      if (auto s = ex.cached(bd))
+        if (s->shapes[ex.program().outputs[0]][0].extent() != bd.at("batch")) ++failures;
+      if (i % 8 == 0 && ex.to_dot(bd).find("digraph") == std::string::npos) ++failures;
+    }
+  });
+  for (auto& th : threads) th.join();
+  planner.join();
+  CHECK(failures.load() == 0);
+  const auto s = ex.stats();
+  // Runs and pre-specializations (to_dot's included, when it missed) are each a hit or a miss.
+  CHECK(s.hits + s.misses >= runners * runs + ahead);
+  CHECK(s.live <= 3);
+  CHECK(s.evictions >= 3);  // six bindings through three places
+  CHECK(s.total == s.live + s.evictions);
+}
+
 TEST_CASE("input errors name the input, the axis and both extents") {
   g::builder b;
   auto a = b.parameter("a", f32({"batch", dim::bounded("seq", 8), h}));
@@ -247,6 +290,48 @@ TEST_CASE("input errors name the input, the axis and both extents") {
                        "nax::executable::run: output 0 is f32[batch=3, h=6], the result is "
                        "f32[batch=2, h=6]",
                        nax::shape_error);
+}
+
+TEST_CASE(
+    "outputs sharing memory with an input or each other, and sizes past size_t, are refused") {
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto ex = g::compile(b, {x * 2.0, g::exp(x)});
+  const dyn_tensor in(concrete(dtype::f32, {{"batch", 3}, {"h", 6}}));
+  const dyn_tensor ins[] = {in};
+  dyn_tensor same[] = {in, dyn_tensor(concrete(dtype::f32, {{"batch", 3}, {"h", 6}}))};
+  CHECK_THROWS_WITH_AS(ex.run(ins, same),
+                       "nax::executable::run: output 0 shares memory with input 'x'; a run reads "
+                       "its inputs while it writes its outputs",
+                       nax::shape_error);
+  // A view of the second half of the input's rows overlaps it too.
+  const shape half = concrete(dtype::f32, {{"batch", 3}, {"h", 6}});
+  dyn_tensor part[] = {dyn_tensor(half),
+                       dyn_tensor::wrap(half, const_cast<float*>(in.data<float>()) + 6)};
+  CHECK_THROWS_WITH_AS(ex.run(ins, part),
+                       "nax::executable::run: output 1 shares memory with input 'x'; a run reads "
+                       "its inputs while it writes its outputs",
+                       nax::shape_error);
+  const dyn_tensor y(half);
+  dyn_tensor twice[] = {y, y};
+  CHECK_THROWS_WITH_AS(ex.run(ins, twice), "nax::executable::run: outputs 0 and 1 share memory",
+                       nax::shape_error);
+  // Neighbours that do not overlap are fine, and so are empty tensors.
+  std::vector<float> both(2 * 18);
+  dyn_tensor apart[] = {dyn_tensor::wrap(half, both.data()),
+                        dyn_tensor::wrap(half, both.data() + 18)};
+  ex.run(ins, apart);
+  CHECK(both[18] == doctest::Approx(1.0));  // exp(0)
+
+  g::builder big;
+  auto z = big.parameter("z", f32({"batch", h}));
+  const std::size_t huge = std::size_t{1} << 31;
+  auto wide = g::compile(big, {g::broadcast(z, f32({dim(huge), dim(huge), "batch", h}))});
+  CHECK_THROWS_WITH_AS(wide.run({dyn_tensor(concrete(dtype::f32, {{"batch", 2}, {"h", 6}}))}),
+                       "nax::executable: at {batch: 2}, the result of broadcast (f32[2147483648, "
+                       "2147483648, batch=2, h=6]) has more bytes than fit in size_t",
+                       nax::shape_error);
+  CHECK(wide.stats().total == 0);
 }
 
 TEST_CASE("a binding that breaks what shape inference unified is reported at specialization") {

@@ -1,6 +1,7 @@
 // The hit path of nax::executable (split from executable.cpp, which covers the rest): each
 // thread's last hit must never serve another binding, must see evictions, must keep the cache's
 // LRU order and exact counts, and must hold under threads running different bindings.
+#include <nax/exec/thread_pool.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
@@ -105,6 +106,55 @@ TEST_CASE("a run nested in a step of the same executable leaves the outer run's 
       CHECK(got.data<float>()[i] == static_cast<float>(2 * (i + 2)));
   }
   CHECK(failures.load() == 0);
+}
+
+TEST_CASE(
+    "runs from pool tasks and user threads at once, nested runs among them, steps on the pool") {
+  const int saved = nax::num_threads();
+  nax::set_num_threads(2);
+  // big: tanh(x * 2 + 1) over x[batch, 4096], whose loop splits over the pool when it gets it.
+  g::builder bb;
+  auto bx = bb.parameter("x", shape::make(dtype::f32, {"batch", dim::named("c", 4096)}));
+  auto big = g::compile(bb, {g::tanh(bx * 2.0 + 1.0)}, {.max_specializations = 2});
+  // nested: at batch 1 its step runs the same executable at batch 2 (the first test case).
+  auto kernel = std::make_shared<nested_kernel>();
+  std::atomic<int> failures{0};
+  kernel->failures = &failures;
+  g::builder nb;
+  auto nx = nb.parameter("x", shape::make(dtype::f32, {"batch"}));
+  const g::value args[] = {nx};
+  auto ny = nb.external(kernel, args, shape::make(dtype::f32, {"batch"}));
+  auto nested = g::compile(nb, {ny * 2.0}, {.max_specializations = 1});
+  kernel->ex = &nested;
+
+  auto work = [&](std::size_t who) {
+    for (std::size_t r = 0; r < 4; ++r) {
+      const std::size_t batch = 2 + (who + r) % 4;
+      dyn_tensor in(shape::make(dtype::f32, {dim::named("batch", batch), dim::named("c", 4096)}));
+      float* p = in.data<float>();
+      for (std::size_t i = 0; i < in.size(); ++i)
+        p[i] = static_cast<float>((i + who) % 97) / 50 - 1;
+      const dyn_tensor got = big.run({in})[0];
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (std::abs(got.data<float>()[i] - std::tanh(p[i] * 2 + 1)) > 1e-5f) {
+          ++failures;
+          break;
+        }
+      dyn_tensor one(shape::make(dtype::f32, {dim::named("batch", 1)}));
+      one.data<float>()[0] = static_cast<float>(who);
+      if (nested.run({one})[0].data<float>()[0] != 2 * (static_cast<float>(who) + 1)) ++failures;
+    }
+  };
+  std::vector<std::thread> users;
+  for (std::size_t u = 0; u < 2; ++u) users.emplace_back([&, u] { work(10 + u); });
+  // Two chunks: the caller's and worker 1's (or both inline, when a user thread has the pool).
+  nax::parallel_for(0, 4, 1, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) work(i);
+  });
+  for (auto& t : users) t.join();
+  nax::set_num_threads(saved);
+  CHECK(failures.load() == 0);
+  CHECK(big.stats().live <= 2);
 }
 
 TEST_CASE("a thread's last hit never serves another binding") {

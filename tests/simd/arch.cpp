@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 TEST_CASE("vector widths follow the chosen instruction set") {
   static_assert(nax::simd::width<float> * sizeof(float) == nax::simd::arch::alignment());
@@ -45,4 +49,36 @@ TEST_CASE_TEMPLATE("helpers agree on scalars and vectors", T, float, double) {
   CHECK(nax::simd::logical_not(va < vb).get(0) == false);
   CHECK(nax::simd::abs(std::int32_t(-3)) == 3);
   CHECK(nax::simd::abs(std::uint8_t(3)) == 3);
+}
+
+TEST_CASE_TEMPLATE("max and min: a NaN operand gives NaN; a lane gives the scalar's bits", T, float,
+                   double) {
+  using V = nax::simd::vec<T>;
+  using lim = std::numeric_limits<T>;
+  const T values[] = {lim::quiet_NaN(), -lim::infinity(), T(-1), T(-0.0), T(0), T(2),
+                      lim::infinity()};
+  auto same = [](T x, T y) {
+    return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof(T)) == 0;
+  };
+  for (T a : values)
+    for (T b : values) {
+      CAPTURE(a);
+      CAPTURE(b);
+      const T mx = nax::simd::max(a, b), mn = nax::simd::min(a, b);
+      if (std::isnan(a) || std::isnan(b)) {
+        CHECK(std::isnan(mx));
+        CHECK(std::isnan(mn));
+      } else {
+        CHECK(mx == std::max(a, b));  // (a tie, +0 and -0, gives a, as std::max does)
+        CHECK(mn == std::min(a, b));
+      }
+      for (std::size_t lane = 0; lane < V::size; ++lane) {
+        CHECK(same(nax::simd::max(V(a), V(b)).get(lane), mx));
+        CHECK(same(nax::simd::min(V(a), V(b)).get(lane), mn));
+      }
+    }
+  // Integers keep their instructions.
+  CHECK(nax::simd::max(nax::simd::vec<std::int32_t>(-3), nax::simd::vec<std::int32_t>(2)).get(0) ==
+        2);
+  CHECK(nax::simd::min(std::int32_t(-3), std::int32_t(2)) == -3);
 }

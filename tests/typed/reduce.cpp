@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 using a_ax = nax::axis<"a">;
 using b_ax = nax::axis<"b">;
@@ -125,4 +126,29 @@ TEST_CASE("empty axes: the sum is 0, the others have no value") {
                        nax::shape_error);
   auto over_a = nax::max<a_ax>(x);  // reduces a non-empty axis: an empty result, no error
   CHECK(over_a.size() == 0);
+}
+
+TEST_CASE("a NaN gives NaN in max and min wherever it is: vector lanes, tails, accumulators") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t n : {1, 3, 8, 17, 40, 1000}) {
+    for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+      CAPTURE(n);
+      CAPTURE(at);
+      nax::tensor<float, a_ax, b_ax> x(a_ax{2}, b_ax{n});
+      fill_pattern(x);
+      x(0, at) = nan;  // row 0 has one NaN; column `at` has one NaN and a number
+      x(1, at) = nan;  // now two NaNs
+      const auto rows_max = nax::max<b_ax>(x), rows_min = nax::min<b_ax>(x);
+      const auto cols_max = nax::max<a_ax>(x), cols_min = nax::min<a_ax>(x);
+      CHECK(std::isnan(rows_max(0)));
+      CHECK(std::isnan(rows_min(1)));
+      CHECK(std::isnan(cols_max(at)));
+      CHECK(std::isnan(cols_min(at)));
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != at) CHECK(!std::isnan(cols_max(j)));
+      const auto relu = nax::eval(nax::relu(x)), mx = nax::eval(nax::max(x, 0.5f));
+      CHECK(std::isnan(relu(0, at)));
+      CHECK(std::isnan(mx(1, at)));
+    }
+  }
 }

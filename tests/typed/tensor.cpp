@@ -71,3 +71,15 @@ TEST_CASE("empty tensors") {
   nax::tensor<float, batch, hidden> y = x;
   CHECK(y.size() == 0);
 }
+
+TEST_CASE("extents whose bytes do not fit in size_t throw instead of wrapping around") {
+  using a = nax::axis<"a">;
+  using b = nax::axis<"b">;
+  const std::size_t big = std::size_t{1} << 32;
+  CHECK_THROWS_WITH_AS((nax::tensor<float, a, b>(a{big}, b{big})),
+                       "nax::tensor: [a=4294967296, b=4294967296] of 4-byte elements has more "
+                       "bytes than fit in size_t",
+                       nax::shape_error);
+  CHECK_THROWS_AS((nax::tensor<double, a>(a{std::size_t{1} << 61})), nax::shape_error);
+  CHECK((nax::tensor<float, a, b>(a{big}, b{0}).data() == nullptr));  // empty: no overflow
+}

@@ -49,3 +49,15 @@ TEST_CASE("assigning through a view writes the viewed memory") {
   v /= 5.0f;
   for (float e : x) CHECK(e == 2);
 }
+
+TEST_CASE("a view from a pointer refuses null data (unless empty) and misaligned data") {
+  CHECK_THROWS_WITH_AS((nax::tensor_view<float, batch, hidden>(nullptr, batch{2})),
+                       "nax::tensor_view: null data for [batch=2, hidden=4]", nax::shape_error);
+  CHECK((nax::tensor_view<float, batch, hidden>(nullptr, batch{0}).data() == nullptr));
+  alignas(8) static unsigned char bytes[64] = {};
+  CHECK_THROWS_WITH_AS(
+      (nax::tensor_view<const double, hidden>(reinterpret_cast<const double*>(bytes + 4))),
+      "nax::tensor_view: data for [hidden=4] is not aligned to 8 bytes", nax::shape_error);
+  CHECK(nax::tensor_view<const double, hidden>(reinterpret_cast<const double*>(bytes + 8)).size() ==
+        4);
+}

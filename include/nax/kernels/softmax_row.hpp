@@ -65,7 +65,7 @@ struct softmax_row {
           x, n,
           [&](const vec& v) {
             lo = simd::min(lo, v);  // a padded tail's 1 can only make the check fail
-            nan = nan | (v != v);
+            nan = nan | simd::is_nan(v);
             return v;
           },
           drain);

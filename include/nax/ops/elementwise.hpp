@@ -286,7 +286,10 @@ struct equal : traits<id::equal> {
 struct not_equal : traits<id::not_equal> {
   template <class X>
   static auto apply(const X& a, const X& b) {
-    return a != b;
+    if constexpr (simd::is_vec_v<X>)
+      return ~(a == b);  // (xsimd's != is ordered on x86: NaN != NaN would be false)
+    else
+      return a != b;
   }
 };
 struct less : traits<id::less> {

@@ -111,6 +111,7 @@ class executable {
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include <nax/core/extract_bindings.hpp>
@@ -225,6 +226,24 @@ NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
       detail::throw_shape_error("nax::executable::run: output ", k, " is ",
                                 detail::concrete_string(outputs[k].shape()), ", the result is ",
                                 detail::concrete_string(s.spec->shapes[wanted[k]]));
+  // A run reads its inputs while it writes its outputs, in any order: no output may share a
+  // byte with an input or with another output.
+  auto overlap = [](const dyn_tensor& a, const dyn_tensor& b) {
+    const auto* pa = static_cast<const std::byte*>(a.data());
+    const auto* pb = static_cast<const std::byte*>(b.data());
+    return a.bytes() && b.bytes() && std::less<>{}(pa, pb + b.bytes()) &&
+           std::less<>{}(pb, pa + a.bytes());
+  };
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (overlap(outputs[k], inputs[i]))
+        detail::throw_shape_error("nax::executable::run: output ", k, " shares memory with input '",
+                                  state_->program.input_names[i],
+                                  "'; a run reads its inputs while it writes its outputs");
+    for (std::size_t j = 0; j < k; ++j)
+      if (overlap(outputs[k], outputs[j]))
+        detail::throw_shape_error("nax::executable::run: outputs ", j, " and ", k, " share memory");
+  }
   execute(s, inputs, outputs);
 }
 

@@ -108,10 +108,12 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
+#include <limits>
 #include <nax/runtime/kernel_arena.hpp>
 #include <numeric>
 
 #include <nax/exec/planning_threads.hpp>
+#include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 
@@ -137,6 +139,56 @@ inline std::uint64_t constant_bits(nax::dtype t, double v) {
     case nax::dtype::boolean: return constant_bits<std::uint8_t>(v != 0 ? 1 : 0);
   }
   return 0;
+}
+
+/// Each value's bytes (worked out once per symbolic shape: `shape_like`, from the recipe),
+/// checked to fit in std::size_t one by one and all together (more than the memory plan adds
+/// up): a size that wrapped around would plan and allocate too small a buffer. nax::shape_error
+/// naming the value, its shape and the binding otherwise.
+inline std::vector<std::size_t> value_bytes_of(const graph::program& p,
+                                               std::span<const nax::shape> shapes,
+                                               std::span<const graph::value_index> shape_like,
+                                               const nax::bindings& b) {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> all(shapes.size());
+  std::size_t total = 0;
+  for (std::size_t v = 0; v < shapes.size(); ++v) {
+    const nax::shape& c = shapes[v];
+    bool over = false;
+    std::size_t& bytes = all[v];
+    if (shape_like[v] != v) {
+      bytes = all[shape_like[v]];  // (checked with it)
+    } else {
+      bool empty = false;
+      for (const dim& d : c.dims()) empty = empty || d.extent() == 0;
+      bytes = empty ? 0 : size_of(c.dtype());
+      if (!empty)
+        for (const dim& d : c.dims()) {
+          over = over || d.extent() > most / bytes;
+          if (!over) bytes *= d.extent();
+        }
+    }
+    const bool together = !over && bytes > most - 64 - total;
+    if (!over && !together) {
+      total += bytes + 64;  // (each buffer may start at the next 64 bytes)
+      continue;
+    }
+    std::string what;
+    if (p.values[v].role == graph::value_role::input) {
+      what = "input '" + p.input_names[p.values[v].index] + "'";
+    } else {
+      what = "a value";
+      for (const graph::program_step& st : p.steps)
+        if (st.result == v || std::find(st.extra_results.begin(), st.extra_results.end(), v) !=
+                                  st.extra_results.end())
+          what = "the result of " + std::string(graph::name(st.kind()));
+    }
+    nax::detail::throw_shape_error(
+        "nax::executable: ", b.empty() ? "" : "at " + b.to_string() + ", ", what, " (",
+        nax::detail::concrete_string(c), ") ", over ? "has" : "brings the graph's values to",
+        " more bytes than fit in size_t");
+  }
+  return all;
 }
 
 /// The kernel of a step whose result is its operand's buffer.
@@ -182,12 +234,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
     }
     s->shapes.push_back(std::move(c));
   }
-
-  // Each value's bytes, worked out once per shape.
-  std::vector<std::size_t> value_bytes(n);
-  for (std::size_t v = 0; v < n; ++v)
-    value_bytes[v] =
-        recipe.shape_like[v] != v ? value_bytes[recipe.shape_like[v]] : s->shapes[v].num_bytes();
+  const std::vector<std::size_t> value_bytes =
+      detail::value_bytes_of(p, s->shapes, recipe.shape_like, b);
 
   s->roles.reserve(n);
   for (const graph::program_value& v : p.values) s->roles.push_back(v.role);

@@ -62,19 +62,45 @@ vec<T> select(const mask<T>& m, const vec<T>& a, const vec<T>& b) {
   return xsimd::select(m, a, b);
 }
 
+/// Whether x is NaN, on scalars and in each lane (on x86, xsimd's != is the ordered compare, so
+/// a NaN lane is not != itself: write is_nan(x), never x != x).
+template <class X>
+auto is_nan(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::isnan(x);
+  else
+    return x != x;
+}
+
+// max and min: a NaN operand gives NaN (numpy's maximum and minimum), and a lane gives the
+// scalar's bits (a tie, +0 against -0 included, gives a). The instructions do neither: x86's
+// return the second operand when either is NaN, so a NaN was dropped or kept by its place (a
+// vector lane or a scalar tail, the accumulator or the element of a reduction).
 template <class X>
 X max(const X& a, const X& b) {
-  if constexpr (is_vec_v<X>)
-    return xsimd::max(a, b);
-  else
+  if constexpr (is_vec_v<X>) {
+    if constexpr (std::is_floating_point_v<typename X::value_type>)
+      return xsimd::select((a < b) | xsimd::isnan(b), b, a);
+    else
+      return xsimd::max(a, b);
+  } else if constexpr (std::is_floating_point_v<X>) {
+    return a < b || b != b ? b : a;  // (b != b: a NaN)
+  } else {
     return a < b ? b : a;
+  }
 }
 template <class X>
 X min(const X& a, const X& b) {
-  if constexpr (is_vec_v<X>)
-    return xsimd::min(a, b);
-  else
+  if constexpr (is_vec_v<X>) {
+    if constexpr (std::is_floating_point_v<typename X::value_type>)
+      return xsimd::select((b < a) | xsimd::isnan(b), b, a);
+    else
+      return xsimd::min(a, b);
+  } else if constexpr (std::is_floating_point_v<X>) {
+    return b < a || b != b ? b : a;
+  } else {
     return b < a ? b : a;
+  }
 }
 template <class X>
 X abs(const X& x) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <new>
 #include <span>
@@ -40,6 +41,22 @@ extents<Axes...> extents_from(const auto& e) {
   return extents_over<axes<Axes...>>::of(e);
 }
 
+/// The elements of a tensor of T over extents e; nax::shape_error if its bytes do not fit in
+/// std::size_t (a count that wrapped around would allocate too small a buffer, or none).
+template <class T, class E>
+std::size_t checked_elements(const E& e) {
+  for (std::size_t i = 0; i < E::rank(); ++i)
+    if (e.extent(i) == 0) return 0;
+  std::size_t n = 1;
+  for (std::size_t i = 0; i < E::rank(); ++i) {
+    if (e.extent(i) > std::numeric_limits<std::size_t>::max() / sizeof(T) / n)
+      throw_shape_error("nax::tensor: ", e.to_string(), " of ", sizeof(T),
+                        "-byte elements has more bytes than fit in size_t");
+    n *= e.extent(i);
+  }
+  return n;
+}
+
 }  // namespace detail
 
 /// An owning tensor of T over `Axes...`, row-major in the listed order, 64-byte aligned.
@@ -63,7 +80,7 @@ class tensor : public detail::leaf_expression<tensor<T, Axes...>> {
   template <axis_type... Given>
   requires(sizeof...(Given) > 0) explicit tensor(Given... given) : tensor(extents_type(given...)) {}
   explicit tensor(const extents_type& e)
-      : extents_(e), data_(detail::allocate_aligned<T>(e.size())) {}
+      : extents_(e), data_(detail::allocate_aligned<T>(detail::checked_elements<T>(e))) {}
 
   /// Values in row-major order; their count must be the tensor's size.
   template <axis_type... Given>

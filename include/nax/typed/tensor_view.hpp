@@ -5,11 +5,13 @@
 #include <array>
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/shape_error.hpp>
 #include <nax/typed/expression.hpp>
 
 namespace nax {
@@ -45,9 +47,16 @@ class tensor_view : public detail::leaf_expression<tensor_view<T, Axes...>> {
   using lane_type = detail::lane_of_value<element>;
   static constexpr std::size_t rank = sizeof...(Axes);
 
-  /// Row-major over `data`, extents of the dynamic axes given by name.
+  /// Row-major over `data`, extents of the dynamic axes given by name. nax::shape_error if
+  /// `data` is null (for a non-empty view) or is not aligned for T.
   template <axis_type... Given>
-  explicit tensor_view(T* data, Given... given) : tensor_view(data, extents_type(given...)) {}
+  explicit tensor_view(T* data, Given... given) : tensor_view(data, extents_type(given...)) {
+    if (data == nullptr && size() != 0)
+      detail::throw_shape_error("nax::tensor_view: null data for ", extents_.to_string());
+    if (reinterpret_cast<std::uintptr_t>(data) % alignof(element) != 0)
+      detail::throw_shape_error("nax::tensor_view: data for ", extents_.to_string(),
+                                " is not aligned to ", alignof(element), " bytes");
+  }
   tensor_view(T* data, const extents_type& e)
       : data_(data), extents_(e), strides_(detail::row_major_strides(e)) {}
   tensor_view(T* data, const extents_type& e, const std::array<std::ptrdiff_t, rank>& strides)
