@@ -1,5 +1,7 @@
 #include <nax/core/shape.hpp>
 
+#include <limits>
+
 #include <doctest/doctest.h>
 
 using nax::dim;
@@ -61,6 +63,33 @@ TEST_CASE("num_elements of a dynamic shape names the axis") {
                        "the element count of f32[?] is unknown: dimension 0 "
                        "(an unnamed dimension) is dynamic",
                        nax::shape_error);
+}
+
+TEST_CASE("an element or byte count that does not fit in size_t throws, never wraps around") {
+  // (Found by fuzzing, tests/fuzz/shapes.cpp: the count wrapped, e.g. 2^32 x 2^32 gave 0, and
+  // level 2 sized memory by it.)
+  const std::size_t big = std::size_t(1) << 32;
+  CHECK_THROWS_WITH_AS(shape::make(dtype::f32, {big, big}).num_elements(),
+                       "the element count of f32[4294967296, 4294967296] does not fit in "
+                       "std::size_t",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(shape::make(dtype::i32, {5657264462663868606u, 6453636137510488400u})
+                           .num_elements(),
+                       doctest::Contains("does not fit in std::size_t"), nax::shape_error);
+  // The elements fit, their bytes do not.
+  const shape bytes = shape::make(dtype::f64, {big, big / 2});
+  CHECK(bytes.num_elements() == std::size_t(1) << 63);
+  CHECK_THROWS_WITH_AS(bytes.num_bytes(),
+                       "the byte count of f64[4294967296, 2147483648] does not fit in std::size_t",
+                       nax::shape_error);
+  // An empty axis makes any product 0; a dynamic one is still named first.
+  CHECK(shape::make(dtype::f32, {big, big, 0}).num_elements() == 0);
+  CHECK(shape::make(dtype::f32, {big, big, 0}).num_bytes() == 0);
+  CHECK_THROWS_WITH_AS(shape::make(dtype::f32, {big, big, "batch"}).num_elements(),
+                       doctest::Contains("is unknown: dimension 2 (axis 'batch') is dynamic"),
+                       nax::shape_error);
+  const std::size_t max = std::numeric_limits<std::size_t>::max() - 1;  // (max itself: dynamic)
+  CHECK(shape::make(dtype::u8, {max, 1}).num_bytes() == max);
 }
 
 TEST_CASE("resolve replaces bound axes, keeps names, leaves the rest dynamic") {

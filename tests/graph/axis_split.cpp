@@ -91,6 +91,32 @@ TEST_CASE("split and merge errors name the operand, the axes and the extents") {
                        nax::shape_error);
 }
 
+TEST_CASE("split and merge neither divide by zero nor wrap an extent around") {
+  // (Found by fuzzing, tests/fuzz/run.cpp: a split of a static part 0 and a dynamic part divided
+  // by 0; the products below wrapped around.)
+  g::builder b;
+  const std::size_t big = std::size_t(1) << 32;
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("model", 12), dim::named("e", 0),
+                                                     dim::named("p", big), dim::named("q", big)}));
+  CHECK_THROWS_WITH_AS(g::split(x, "model", dim::named("heads", 0), dim("hd")),
+                       doctest::Contains("axis 'model' -> 'heads' × 'hd'): the outer extent is "
+                                         "0: the other part's extent does not follow from it"),
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::split(x, "e", dim("heads"), dim::named("hd", 0)),
+                       doctest::Contains("the inner extent is 0"), nax::shape_error);
+  // An empty axis splits into parts whose product is 0; 2^32 × 2^32 is not 0.
+  CHECK(str(g::split(x, "e", dim::named("a", 0), dim::named("b", 5))) ==
+        "f32[12, 0, 5, 4294967296, 4294967296]");
+  CHECK_THROWS_WITH_AS(g::split(x, "e", dim::named("a", big), dim::named("b", big)),
+                       doctest::Contains("the extent 0 is not 4294967296 × 4294967296"),
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::merge(x, "p", "q", "pq"),
+                       doctest::Contains("the merged extent 4294967296 × 4294967296 does not fit "
+                                         "in std::size_t"),
+                       nax::shape_error);
+  CHECK(str(g::merge(x, "e", "p", "ep")) == "f32[12, 0, 4294967296]");
+}
+
 TEST_CASE("split, transpose and merge move the values a plain loop says") {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f32, {"seq", dim::named("model", 6)}));

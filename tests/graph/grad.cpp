@@ -150,6 +150,25 @@ TEST_CASE("errors name what is wrong") {
   CHECK(b.gradient_begin() == nax::graph::ir::no_node);
 }
 
+TEST_CASE("a VJP that refuses a shape midway leaves the builder as it was") {
+  // (Found by fuzzing, tests/fuzz/builder.cpp: the loss's seed and the VJPs before the refusing
+  // one stayed in the builder.) x has an unnamed dynamic axis: the sum's VJP cannot broadcast
+  // the cotangent back to it (no binding could give its extent).
+  g::builder b;
+  const g::value x = b.parameter("x", shape::make(dtype::f64, {nax::dynamic, dim::named("h", 3)}));
+  const g::value loss = g::sum(g::tanh(x), {0, 1});
+  const std::size_t nodes = b.size();
+  CHECK_THROWS_WITH_AS(g::grad(loss, {x}), doctest::Contains("has an unnamed dynamic axis"),
+                       nax::shape_error);
+  CHECK(b.size() == nodes);
+  CHECK(b.gradient_begin() == nax::graph::ir::no_node);
+  // The builder goes on as before: a gradient where the axis has a name.
+  const g::value y = b.parameter("y", shape::make(dtype::f64, {dim("batch"), dim::named("h", 3)}));
+  const std::vector<g::value> dy = g::grad(g::sum(g::tanh(y), {0, 1}), {y});
+  CHECK(dy[0].shape() == y.shape());
+  CHECK(b.gradient_begin() == nodes + 3);  // after y, tanh(y) and their sum
+}
+
 TEST_CASE("the memory plan's figure of the activations the backward keeps") {
   g::builder b;
   const g::value x = b.parameter("x", shape::make(dtype::f64, {dim("batch"), dim::named("h", 5)}));

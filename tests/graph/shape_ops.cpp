@@ -140,6 +140,24 @@ TEST_CASE("reshape errors name both shapes and the reason") {
 
 // --- broadcast ----------------------------------------------------------------------------------
 
+TEST_CASE("reshape compares element counts that do not wrap around") {
+  // (Found with the split below by fuzzing, tests/fuzz/: 2^32 x 2^32 static extents wrapped to 0
+  // elements, which passed for the 0 of an empty target.)
+  g::builder b;
+  const std::size_t big = std::size_t(1) << 32;
+  auto x = b.parameter("x", shape::make(dtype::f32, {big, big}));
+  CHECK_THROWS_WITH_AS(g::reshape(x, {0}),
+                       "nax::graph::reshape(f32[4294967296, 4294967296]): the operand "
+                       "f32[4294967296, 4294967296] has more elements than fit in std::size_t",
+                       nax::shape_error);
+  auto e = b.parameter("e", shape::make(dtype::f32, {"batch", 0}));
+  CHECK_THROWS_WITH_AS(g::reshape(e, {"batch", big, big}),
+                       doctest::Contains("the target f32[batch, 4294967296, 4294967296] has more "
+                                         "elements than fit in std::size_t"),
+                       nax::shape_error);
+  CHECK(g::reshape(e, {"batch", big, 0}).shape().to_string() == "f32[batch, 4294967296, 0]");
+}
+
 TEST_CASE("broadcast: by name when all axes are named, else from the right") {
   g::builder b;
   auto bias = b.parameter("bias", shape::make(dtype::f32, {dim::named("hidden", 768)}));

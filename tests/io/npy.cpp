@@ -123,6 +123,23 @@ TEST_CASE("typed tensors: axes from the type, dynamic and bounded extents from t
   std::remove(path.c_str());
 }
 
+TEST_CASE("a scalar reads as a typed tensor of no axes") {
+  // (Found by the fuzz target tests/fuzz/io.cpp, built with g++: load_npy<T>() of no axes did
+  // not compile with -Wall -Werror, an unused variable in as_typed.)
+  const std::string path = temp("scalar.npy");
+  nax::tensor<double> s;
+  s.data()[0] = 2.5;
+  nax::io::save_npy(path, s);
+  CHECK(nax::io::load_npy<double>(path).data()[0] == 2.5);
+  CHECK_THROWS_WITH_AS(nax::io::load_npy<float>(path),
+                       doctest::Contains("holds f64 elements, not f32"), nax::io_error);
+  nax::io::save_npy(path, nax::tensor<double, h>{});
+  CHECK_THROWS_WITH_AS(nax::io::load_npy<double>(path),
+                       doctest::Contains("holds a tensor of rank 1 (f64[3]), not 0"),
+                       nax::io_error);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("a bool written as any nonzero byte reads as true") {
   const std::string path = temp("bools.npy");
   write_bytes(path, npy_with("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",

@@ -195,6 +195,31 @@ TEST_CASE("bad archives: each an io_error naming the file and what is wrong") {
   std::remove(path.c_str());
 }
 
+TEST_CASE("entries that share bytes are an error, not one record decoded again per entry") {
+  // (Found writing the fuzz target tests/fuzz/io.cpp: n directory entries pointing at one
+  // record made n tensors of its bytes, n^2 / 46 bytes from a file of n.)
+  const std::string path = temp("overlap.npz");
+  nax::io::save_npz(path, {{"w", nax::io::to_dyn(weights())}});
+  const std::vector<std::byte> good = read_all(path);
+  // The archive again with its one directory entry (46 + 5 bytes) written 3 times.
+  const std::size_t dir = good.size() - 22 - (46 + 5);
+  std::vector<std::byte> b(good.begin(), good.begin() + std::ptrdiff_t(dir));
+  for (int i = 0; i < 3; ++i)
+    b.insert(b.end(), good.begin() + std::ptrdiff_t(dir), good.end() - 22);
+  put(b, 0x06054b50, 4), put(b, 0, 2), put(b, 0, 2), put(b, 3, 2), put(b, 3, 2);
+  put(b, 3 * (46 + 5), 4), put(b, dir, 4), put(b, 0, 2);
+  write_all(path, b);
+  CHECK_THROWS_WITH_AS(nax::io::load_npz(path),
+                       doctest::Contains("is not a valid .npz (ZIP) file: entries 'w.npy' and "
+                                         "'w.npy' overlap"),
+                       nax::io_error);
+  CHECK_THROWS_AS((nax::io::load_npz<float, in, out>(path, "w")), nax::io_error);
+  // The same directory entry once reads.
+  write_all(path, good);
+  CHECK(nax::io::load_npz(path).size() == 1);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("NumPy reads what nax writes, and nax what NumPy writes (where NumPy is installed)") {
   if (!have_numpy()) {
     MESSAGE("NumPy is not installed for /usr/bin/python3: the cross-check is skipped");

@@ -113,9 +113,16 @@ inline double apply(nax::ops::id op, std::span<const double> a) {
   });
 }
 
-// Evaluates every node up to the outputs; inputs in parameter order.
-inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn_tensor> inputs) {
+// Evaluates every node of b, or only the nodes `outputs` need (when given: as a compiled graph
+// does, which never computes the others; the rest stay empty); inputs in parameter order.
+inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn_tensor> inputs,
+                                   std::span<const g::value> outputs = {}) {
   std::vector<dense> vals(b.size());
+  std::vector<bool> needed(b.size(), outputs.empty());
+  for (const g::value& o : outputs) needed[o.id()] = true;
+  for (std::size_t id = b.size(); id-- > 0;)
+    if (needed[id])
+      for (g::node_id a : b.at(static_cast<g::node_id>(id)).inputs) needed[a] = true;
   std::vector<nax::binding_source> sources;
   std::size_t k = 0;
   for (const g::node& n : b.nodes())
@@ -130,6 +137,7 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
   for (std::size_t id = 0; id < b.size(); ++id) {
     const g::node& n = b.at(static_cast<g::node_id>(id));
     dense& out = vals[id];
+    if (!needed[id] && n.kind() != g::op_kind::parameter) continue;
     if (n.kind() == g::op_kind::set_dimension_size)  // its axis is bound by its size, a value
       binds.set(n.shape[n.as<g::set_dimension_size_op>().axis].name(),
                 static_cast<std::size_t>(vals[n.inputs[1]].v[0]));
@@ -139,6 +147,11 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       binds.set(n.shape[c->axis].name(), sum);
     }
     out.shape = n.shape.resolve(binds);
+    if (out.shape.is_dynamic()) {  // (appends: g++ 12 warns falsely on "..." + std::string)
+      std::string why = "reference: node ";
+      why.append(std::to_string(id)).append(" of shape ").append(out.shape.to_string());
+      throw std::logic_error(why.append(" has an axis no binding gives"));
+    }
     for (const nax::dim& x : out.shape.dims()) out.ext.push_back(x.extent());
     std::size_t count = 1;
     for (std::size_t e : out.ext) count *= e;
@@ -380,6 +393,9 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       }
       default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind())));
     }
+    // An integer node holds integers (the mean of integers truncates toward zero, as nax's).
+    if (out.shape.dtype() == nax::dtype::i32 || out.shape.dtype() == nax::dtype::i64)
+      for (double& v : out.v) v = std::trunc(v);
   }
   return vals;
 }

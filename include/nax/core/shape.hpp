@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,20 +69,23 @@ class shape {
     return std::nullopt;
   }
 
-  /// The number of elements; nax::shape_error naming the first dynamic axis if it is unknown.
+  /// The number of elements; nax::shape_error naming the first dynamic axis if it is unknown,
+  /// or if it does not fit in std::size_t (a count wrapped around would size buffers too small).
   std::size_t num_elements() const {
-    std::size_t n = 1;
-    for (std::size_t i = 0; i < rank(); ++i) {
-      const dim& d = dims_[i];
-      if (d.is_dynamic())
+    for (std::size_t i = 0; i < rank(); ++i)
+      if (dims_[i].is_dynamic())
         detail::throw_shape_error("the element count of ", to_string(), " is unknown: dimension ",
-                                  i, " (", d.describe(), ") is dynamic");
-      n *= d.extent();
-    }
-    return n;
+                                  i, " (", dims_[i].describe(), ") is dynamic");
+    for (const dim& d : dims_)
+      if (d.extent() == 0) return 0;
+    return checked_product(1, "element");
   }
-  /// Bytes of the elements (num_elements() * size_of(dtype())).
-  std::size_t num_bytes() const { return num_elements() * size_of(dtype_); }
+  /// Bytes of the elements (num_elements() * size_of(dtype())); nax::shape_error as there, or
+  /// if the bytes do not fit in std::size_t.
+  std::size_t num_bytes() const {
+    const std::size_t n = num_elements();
+    return n == 0 ? 0 : checked_product(size_of(dtype_), "byte");
+  }
 
   /// Replaces each named dynamic axis bound in `b` by its extent (keeping the name); axes not
   /// in `b` stay dynamic. An extent above an axis's bound throws nax::shape_error.
@@ -112,6 +116,18 @@ class shape {
   }
 
  private:
+  // first times every extent (all static, none 0); shape_error if it overflows std::size_t.
+  std::size_t checked_product(std::size_t first, const char* what) const {
+    std::size_t n = first;
+    for (const dim& d : dims_) {
+      if (n > std::numeric_limits<std::size_t>::max() / d.extent())
+        detail::throw_shape_error("the ", what, " count of ", to_string(),
+                                  " does not fit in std::size_t");
+      n *= d.extent();
+    }
+    return n;
+  }
+
   nax::dtype dtype_ = nax::dtype::f32;
   detail::small_vector<dim, 6> dims_;
 };

@@ -241,6 +241,21 @@ class builder {
   void mark_gradient_begin(node_id first) {
     if (gradient_begin_ == ir::no_node || first < gradient_begin_) gradient_begin_ = first;
   }
+  // What the builder holds, to go back to (a grad that throws leaves the builder as it was).
+  struct state {
+    std::size_t nodes, aliases, value_axes;
+    node_id gradient_begin;
+  };
+  state saved() const noexcept {
+    return {graph_.size(), aliases_.size(), value_axes_.size(), gradient_begin_};
+  }
+  void restore(const state& s) {
+    graph_.truncate(s.nodes);
+    aliases_.erase(aliases_.begin() + static_cast<std::ptrdiff_t>(s.aliases), aliases_.end());
+    value_axes_.erase(value_axes_.begin() + static_cast<std::ptrdiff_t>(s.value_axes),
+                      value_axes_.end());
+    gradient_begin_ = s.gradient_begin;
+  }
   value reshape_unchecked(value x, nax::shape target) {
     if (graph_[x.id_].shape == target) return x;
     node n;

@@ -157,6 +157,9 @@ inline std::string vjp_refusal(const builder& b, node_id v) {
 // grad's body: the seeds are dys, or ones (rank-0 losses) made only once everything is checked.
 inline std::vector<value> grad_from(std::span<const value> ys, std::span<const value> wrt,
                                     std::span<const value> dys, bool unit_seeds);
+inline std::vector<value> differentiate(builder& b, std::span<const value> ys,
+                                        std::span<const value> wrt, std::span<const value> dys,
+                                        bool unit_seeds, const std::vector<char>& needed);
 
 }  // namespace detail
 
@@ -228,7 +231,22 @@ inline std::vector<value> grad_from(std::span<const value> ys, std::span<const v
     if (const std::string why = vjp_refusal(b, v); !why.empty())
       nax::detail::throw_shape_error(why);
   }
-  // (Marked once everything is checked: a grad that throws leaves the builder as it was.)
+  // (Marked once everything is checked: a grad that throws leaves the builder as it was; and
+  // should a VJP still refuse a shape, the nodes made before it are dropped.)
+  const auto before = grad_access::saved(b);
+  try {
+    return differentiate(b, ys, wrt, dys, unit_seeds, needed);
+  } catch (...) {
+    grad_access::restore(b, before);
+    throw;
+  }
+}
+
+// grad_from's walk, once every node it visits is known to have a VJP.
+inline std::vector<value> differentiate(builder& b, std::span<const value> ys,
+                                        std::span<const value> wrt, std::span<const value> dys,
+                                        bool unit_seeds, const std::vector<char>& needed) {
+  const std::size_t n = needed.size();
   grad_access::mark_gradient_begin(b, static_cast<node_id>(n));
   std::vector<std::optional<value>> cotangent(n);
   for (std::size_t i = 0; i < ys.size(); ++i)

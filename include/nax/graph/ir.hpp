@@ -58,6 +58,13 @@ class ir {
   /// to that id unless `keep_origin`.
   NAX_RUNTIME_INLINE node_id add(node n, bool keep_origin = false);
 
+  /// Drops the nodes from id n on (no node before n reads them), and the kernels offered for them.
+  void truncate(std::size_t n) {
+    if (n >= nodes_.size()) return;
+    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(n), nodes_.end());
+    std::erase_if(offers_, [n](const kernel_offer& o) { return o.root >= n; });
+  }
+
   /// Who reads each node.
   NAX_RUNTIME_INLINE user_lists users() const;
 

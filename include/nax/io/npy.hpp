@@ -243,7 +243,7 @@ tensor<T, A...> as_typed(const dyn_tensor& t, const std::string& path, const cha
         sizeof...(A));
   std::array<std::size_t, sizeof...(A) + 1> values{};
   std::size_t i = 0;
-  auto check = [&]<class Axis>(std::type_identity<Axis>) {
+  [[maybe_unused]] auto check = [&]<class Axis>(std::type_identity<Axis>) {  // (none: a scalar)
     const std::size_t e = t.shape()[i].extent();
     if (Axis::is_static && e != Axis::static_extent)
       bad("has ", e, " along axis ", i, " ('", Axis::name, "' is ", Axis::static_extent, ")");

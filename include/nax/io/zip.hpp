@@ -1,9 +1,11 @@
 #pragma once
 // The ZIP archive as NumPy's .npz files use it: entries stored (not compressed), each checked by
 // its CRC-32. Reading follows the central directory, ZIP64 fields included (np.savez writes
-// them); a compressed entry (np.savez_compressed) is an error naming it. Writing stores entries
-// below 4 GiB. Every malformed archive is an io_error naming the file and what is wrong.
+// them); a compressed entry (np.savez_compressed) is an error naming it, and so are entries that
+// overlap. Writing stores entries below 4 GiB. Every malformed archive is an io_error naming the
+// file and what is wrong.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -85,6 +87,8 @@ inline std::vector<entry> read(std::span<const std::byte> bytes, const std::stri
   }
   need(dir_at, dir_size, "the central directory");
   std::vector<entry> out;
+  std::vector<std::array<std::uint64_t, 3>> records;  // each entry's [local header, data end)
+  std::vector<std::uint64_t> crcs;
   std::uint64_t at = dir_at;
   for (std::uint64_t k = 0; k < count; ++k) {
     need(at, 46, "a central directory entry");
@@ -128,11 +132,21 @@ inline std::vector<entry> read(std::span<const std::byte> bytes, const std::stri
     const std::uint64_t data_at =
         local + 30 + read_le(bytes, local + 26, 2) + read_le(bytes, local + 28, 2);
     need(data_at, size, "an entry's data");
-    const std::span<const std::byte> data = bytes.subspan(data_at, size);
-    if (crc32(data) != crc) bad("entry '", name, "' fails its CRC-32 check (the file is damaged)");
-    out.push_back({std::move(name), data});
+    out.push_back({std::move(name), bytes.subspan(data_at, size)});
+    records.push_back({local, data_at + size, k});
+    crcs.push_back(crc);
     at += 46 + name_len + extra_len + comment_len;
   }
+  // Entries share no bytes: directory entries pointing at one record again would each be
+  // checked and decoded again, and a file of n bytes could make n^2 / 46 bytes of tensors.
+  std::sort(records.begin(), records.end());
+  for (std::size_t i = 1; i < records.size(); ++i)
+    if (records[i][0] < records[i - 1][1])
+      bad("entries '", out[records[i - 1][2]].name, "' and '", out[records[i][2]].name,
+          "' overlap");
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (crc32(out[k].data) != crcs[k])
+      bad("entry '", out[k].name, "' fails its CRC-32 check (the file is damaged)");
   return out;
 }
 

@@ -28,6 +28,8 @@ NAX_RUNTIME_INLINE node infer_merge(const ir& g, node_id x, const axis_ref& a, c
 }  // namespace nax::graph::detail
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <limits>
+
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
@@ -55,12 +57,17 @@ NAX_RUNTIME_INLINE node infer_split(const ir& g, node_id x, const axis_ref& whol
   std::size_t eo = outer.extent(), ei = inner.extent();
   if (outer.is_dynamic() || inner.is_dynamic()) {
     const std::size_t part = outer.is_static() ? eo : ei;
+    if (part == 0)
+      fail("the ", outer.is_static() ? "outer" : "inner",
+           " extent is 0: the other part's extent does not follow from it");
     if (n % part != 0)
       fail("the extent ", n, " is not a multiple of ", outer.is_static() ? "outer" : "inner",
            " extent ", part);
     (outer.is_static() ? ei : eo) = n / part;
   }
-  if (eo * ei != n) fail("the extent ", n, " is not ", eo, " × ", ei);
+  // (eo × ei compared without computing it: the product of two large extents wraps around.)
+  if (ei == 0 ? n != 0 : n % ei != 0 || n / ei != eo)
+    fail("the extent ", n, " is not ", eo, " × ", ei);
   nax::detail::small_vector<dim, 6> dims;
   for (std::size_t k = 0; k < xs.rank(); ++k) {
     if (k != i) {
@@ -92,6 +99,11 @@ NAX_RUNTIME_INLINE node infer_merge(const ir& g, node_id x, const axis_ref& a, c
   if (j != i + 1) fail("the axes are not adjacent in that order (transpose first)");
   if (xs[i].is_dynamic() || xs[j].is_dynamic())
     fail("a dynamic axis cannot be merged: the merged extent would have no name to bind");
+  // (Below the largest std::size_t, which stands for a dynamic extent.)
+  if (xs[j].extent() != 0 &&
+      xs[i].extent() > (std::numeric_limits<std::size_t>::max() - 1) / xs[j].extent())
+    fail("the merged extent ", xs[i].extent(), " × ", xs[j].extent(),
+         " does not fit in std::size_t");
   nax::detail::small_vector<dim, 6> dims;
   for (std::size_t k = 0; k < xs.rank(); ++k) {
     if (k == j) continue;

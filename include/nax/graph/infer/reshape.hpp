@@ -3,6 +3,7 @@
 // dynamic extent must stay the extent of a named axis (so that a binding resolves it): the
 // target's dynamic axes are exactly the operand's.
 
+#include <limits>
 #include <optional>
 
 #include <nax/core/linkage.hpp>
@@ -51,11 +52,17 @@ inline const dim& first_dynamic(const nax::shape& s, axis_name n) {
   return s[0];  // not reached: callers count first
 }
 
-// The product of the static extents of s.
-inline std::size_t static_elements(const nax::shape& s) {
-  std::size_t n = 1;
+// The product of the static extents of s; nullopt if it does not fit in std::size_t (two such
+// shapes wrapped around to one product would pass for the same size).
+inline std::optional<std::size_t> static_elements(const nax::shape& s) {
   for (const dim& d : s.dims())
-    if (d.is_static()) n *= d.extent();
+    if (d.is_static() && d.extent() == 0) return 0;
+  std::size_t n = 1;
+  for (const dim& d : s.dims()) {
+    if (!d.is_static()) continue;
+    if (n > std::numeric_limits<std::size_t>::max() / d.extent()) return std::nullopt;
+    n *= d.extent();
+  }
   return n;
 }
 
@@ -93,7 +100,12 @@ NAX_RUNTIME_INLINE std::optional<node> infer_reshape(const ir& g, node_id x,
     if (d.is_dynamic() && count_dynamic(target, d.name()) == 0)
       fail("the target ", ts, " has no dynamic axis '", d.name().view(),
            "' (every dynamic axis of the operand must be one of the target's)");
-  const std::size_t have = static_elements(xs), want = static_elements(target);
+  const std::optional<std::size_t> have_elements = static_elements(xs),
+                                   want_elements = static_elements(target);
+  if (!have_elements || !want_elements)
+    fail(have_elements ? "the target " : "the operand ", have_elements ? ts : xs.to_string(),
+         " has more elements than fit in std::size_t");
+  const std::size_t have = *have_elements, want = *want_elements;
   if (have != want) {
     std::string per;
     for (const dim& d : xs.dims())

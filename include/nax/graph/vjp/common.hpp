@@ -25,6 +25,8 @@ struct grad_access {
     return x.owner().reshape_unchecked(x, target);
   }
   static void mark_gradient_begin(builder& b, node_id first) { b.mark_gradient_begin(first); }
+  static builder::state saved(const builder& b) { return b.saved(); }
+  static void restore(builder& b, const builder::state& s) { b.restore(s); }
 };
 
 /// One node's VJP: its value y, its cotangent dy (of y's shape), and per operand whether it
