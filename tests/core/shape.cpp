@@ -73,9 +73,9 @@ TEST_CASE("an element or byte count that does not fit in size_t throws, never wr
                        "the element count of f32[4294967296, 4294967296] does not fit in "
                        "std::size_t",
                        nax::shape_error);
-  CHECK_THROWS_WITH_AS(shape::make(dtype::i32, {5657264462663868606u, 6453636137510488400u})
-                           .num_elements(),
-                       doctest::Contains("does not fit in std::size_t"), nax::shape_error);
+  CHECK_THROWS_WITH_AS(
+      shape::make(dtype::i32, {5657264462663868606u, 6453636137510488400u}).num_elements(),
+      doctest::Contains("does not fit in std::size_t"), nax::shape_error);
   // The elements fit, their bytes do not.
   const shape bytes = shape::make(dtype::f64, {big, big / 2});
   CHECK(bytes.num_elements() == std::size_t(1) << 63);
