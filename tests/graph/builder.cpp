@@ -3,6 +3,7 @@
 #include <nax/graph/builder.hpp>
 #include <nax/graph/ops.hpp>
 
+#include <cmath>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -176,6 +177,34 @@ TEST_CASE("operands not named on every axis broadcast as NumPy's do, from the ri
   auto hs = b.parameter("hs", shape::make(dtype::f32, {"heads", "seq"}));
   auto sq = b.parameter("sq", shape::make(dtype::f32, {"seq"}));
   CHECK(str(sq + hs) == "f32[seq, heads]");
+}
+
+TEST_CASE("a constant its integer type cannot hold is an error, not an undefined conversion") {
+  // (Found by fuzzing, tests/fuzz/builder.cpp, UBSan: an i64 constant of 9.2e18 converted to
+  // int64 as the size of set_dimension_size; the runtime converts every constant to its type.)
+  g::builder b;
+  CHECK_THROWS_WITH_AS(b.constant(9.3e18, dtype::i64),
+                       "nax::graph::constant: 9.3e+18 is not a value of type i64",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(b.constant(-2147483649.0, dtype::i32),
+                       doctest::Contains("is not a value of type i32"), nax::shape_error);
+  CHECK_THROWS_AS(b.constant(256, dtype::u8), nax::shape_error);
+  CHECK_THROWS_AS(b.constant(-1, dtype::u8), nax::shape_error);
+  CHECK_THROWS_AS(b.constant(std::nan(""), dtype::i32), nax::shape_error);
+  CHECK_THROWS_AS(b.constant(INFINITY, dtype::i64), nax::shape_error);
+  auto x = b.parameter("x", shape::make(dtype::i32, {"batch"}));
+  CHECK_THROWS_AS(x + 1e10, nax::shape_error);
+  // Truncated toward zero into the type's range: values; floating types take any double.
+  CHECK(b.size() == 1);
+  b.constant(-2147483648.9, dtype::i32);
+  b.constant(2147483647.9, dtype::i32);
+  b.constant(-0x1p63, dtype::i64);
+  b.constant(255.5, dtype::u8);
+  b.constant(-0.5, dtype::u8);
+  b.constant(std::nan(""), dtype::f32);
+  b.constant(1e300, dtype::f64);
+  b.constant(-7, dtype::boolean);
+  CHECK(b.size() == 9);
 }
 
 TEST_CASE("an axis name appears at most once in a shape") {

@@ -393,9 +393,13 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       }
       default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind())));
     }
-    // An integer node holds integers (the mean of integers truncates toward zero, as nax's).
-    if (out.shape.dtype() == nax::dtype::i32 || out.shape.dtype() == nax::dtype::i64)
+    // An integer node holds integers (the mean of integers truncates toward zero, as nax's), a
+    // bool node 0 or 1 (a bool constant of 2 is true).
+    if (out.shape.dtype() == nax::dtype::i32 || out.shape.dtype() == nax::dtype::i64 ||
+        out.shape.dtype() == nax::dtype::u8)
       for (double& v : out.v) v = std::trunc(v);
+    if (out.shape.dtype() == nax::dtype::boolean)
+      for (double& v : out.v) v = v != 0;
   }
   return vals;
 }

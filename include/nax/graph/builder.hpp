@@ -59,7 +59,8 @@ class builder {
   /// the order they are made.
   NAX_RUNTIME_INLINE value parameter(std::string name, nax::shape s);
 
-  /// A scalar constant, broadcast wherever it is used.
+  /// A scalar constant, broadcast wherever it is used. Of an integer type, v is truncated
+  /// toward zero; nax::shape_error if that is not a value of the type (or v is not a number).
   NAX_RUNTIME_INLINE value constant(double v, nax::dtype type = nax::dtype::f32);
 
   /// Elementwise op `op` over args (arity and element types checked), broadcast by the one
@@ -347,6 +348,15 @@ NAX_RUNTIME_INLINE value builder::parameter(std::string name, nax::shape s) {
 }
 
 NAX_RUNTIME_INLINE value builder::constant(double v, nax::dtype type) {
+  // An integer constant is v truncated toward zero: it must be a number the type holds (a
+  // conversion of any other double to it is undefined).
+  const bool ok = type == nax::dtype::i32   ? v > -2147483649.0 && v < 2147483648.0
+                  : type == nax::dtype::i64 ? v >= -0x1p63 && v < 0x1p63
+                  : type == nax::dtype::u8  ? v > -1.0 && v < 256.0
+                                            : true;
+  if (!ok)
+    nax::detail::throw_shape_error("nax::graph::constant: ", v, " is not a value of type ",
+                                   nax::name(type));
   node n;
   n.op = constant_op{v};
   n.shape = nax::shape(type, {});
