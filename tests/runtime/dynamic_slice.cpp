@@ -142,6 +142,32 @@ TEST_CASE("dynamic_update_slice writes the update at the clamped start") {
       nax::shape_error);
 }
 
+TEST_CASE("dynamic_slice and dynamic_update_slice of a tensor that is empty along another axis") {
+  // (Found by fuzzing, tests/fuzz/run.cpp, UBSan: the start's offset was applied to the null
+  // buffer of an empty tensor. The CI run under UBSan fails on it.)
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch", dim::named("seq", 7), 3}));
+  auto u = b.parameter("u", shape::make(dtype::f32, {"batch", dim::named("seq", 2), 3}));
+  auto start = b.parameter("start", shape::make(dtype::i64, {}));
+  const g::value outs[] = {g::dynamic_update_slice(x, u, "seq", start),
+                           g::dynamic_slice(x, "seq", start, 2)};
+  auto ex = g::compile(b, outs);
+  std::mt19937 rng(4);
+  for (std::size_t batch : {0u, 2u})
+    for (std::int64_t s : {0, 3, 9}) {
+      CAPTURE(batch);
+      CAPTURE(s);
+      const nax::bindings bind{{"batch", batch}};
+      const std::vector<dyn_tensor> in = {reference::random_tensor(x.shape().resolve(bind), rng),
+                                          reference::random_tensor(u.shape().resolve(bind), rng),
+                                          scalar_i64(s)};
+      check_runs(b, outs, ex, in);
+      const std::vector<dyn_tensor> got = ex.run(in);
+      CHECK(got[0].size() == batch * 7 * 3);
+      CHECK(got[1].size() == batch * 2 * 3);
+    }
+}
+
 TEST_CASE("gradients of dynamic_slice, dynamic_update_slice and a slice along a dynamic axis") {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 8), dim::named("h", 3)}));

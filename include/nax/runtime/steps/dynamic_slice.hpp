@@ -107,6 +107,8 @@ class dynamic_slice_step final : public kernels::step_kernel, public arena_alloc
         step_bytes_(step_bytes),
         out_(out) {}
   void run(void* const* values, std::byte*) const override {
+    // (An empty input has no buffer to offset into, and its slice is empty too.)
+    if (values[in_] == nullptr) return;
     const std::size_t at = clamped_start(values[start_], wide_, last_);
     kernels::run_copy(plan_, static_cast<const std::byte*>(values[in_]) + at * step_bytes_,
                       values[out_]);
@@ -138,6 +140,8 @@ class dynamic_update_slice_step final : public kernels::step_kernel, public aren
   void run(void* const* values, std::byte*) const override {
     const std::size_t at = clamped_start(values[start_], wide_, last_);
     if (values[out_] != values[in_]) kernels::run_copy(whole_, values[in_], values[out_]);
+    // (An empty result has no buffer to offset into, and the update is empty too.)
+    if (values[out_] == nullptr) return;
     kernels::run_copy(part_, values[update_],
                       static_cast<std::byte*>(values[out_]) + at * step_bytes_);
   }
