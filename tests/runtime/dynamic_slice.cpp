@@ -166,6 +166,16 @@ TEST_CASE("dynamic_slice and dynamic_update_slice of a tensor that is empty alon
       CHECK(got[0].size() == batch * 7 * 3);
       CHECK(got[1].size() == batch * 2 * 3);
     }
+  // The same for a concat along seq (found the same way: its parts' offsets into the result).
+  g::builder c;
+  auto y = c.parameter("y", shape::make(dtype::f32, {"batch", dim::named("seq", 2), 3}));
+  const g::value joined[] = {g::concat({y, y, y}, "seq")};
+  auto cx = g::compile(c, joined);
+  for (std::size_t batch : {0u, 2u}) {
+    const std::vector<dyn_tensor> in = {
+        reference::random_tensor(y.shape().resolve({{"batch", batch}}), rng)};
+    check_runs(c, joined, cx, in);
+  }
 }
 
 TEST_CASE("gradients of dynamic_slice, dynamic_update_slice and a slice along a dynamic axis") {

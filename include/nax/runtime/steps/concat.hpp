@@ -37,6 +37,8 @@ class concat_step final : public kernels::step_kernel, public arena_allocated {
   concat_step(std::vector<part> parts, graph::value_index out)
       : parts_(std::move(parts)), out_(out) {}
   void run(void* const* values, std::byte*) const override {
+    // (An empty result has no buffer to offset into, and every part is empty too.)
+    if (values[out_] == nullptr) return;
     for (const part& p : parts_)
       kernels::run_copy(p.plan, values[p.in], static_cast<std::byte*>(values[out_]) + p.out_offset);
   }
