@@ -60,6 +60,22 @@ void check_memory(const nax::executable& ex, const nax::bindings& bd) {
   memory_check::check(ex, bd);
 }
 
+// Runs y = tanh(x . w) `runs` times from one thread (batch 1 + (first + i) % batches, h 6, k 5,
+// random inputs from `seed`), counting the results that leave the reference in `failures`.
+void run_checked(nax::executable& ex, const g::builder& b, const g::value& y, unsigned seed,
+                 int runs, int batches, int first, std::atomic<int>& failures) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < runs; ++i) {
+    const std::size_t batch = 1 + static_cast<std::size_t>((first + i) % batches);
+    const dyn_tensor in[] = {
+        reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
+        reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
+    const dyn_tensor got = ex.run(in)[0];
+    const reference::dense want = reference::evaluate(b, in)[y.id()];
+    if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("an MLP block runs per binding and matches the reference") {
@@ -195,18 +211,8 @@ TEST_CASE("concurrent runs with different bindings give correct results") {
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(100 + t));
-      for (int i = 0; i < 60; ++i) {
-        const std::size_t batch = 1 + static_cast<std::size_t>((t + i) % 5);
-        const dyn_tensor in[] = {
-            reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
-            reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
-        const dyn_tensor got = ex.run(in)[0];
-        const reference::dense want = reference::evaluate(b, in)[y.id()];
-        if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
-      }
-    });
+    threads.emplace_back(
+        [&, t] { run_checked(ex, b, y, static_cast<unsigned>(100 + t), 60, 5, t, failures); });
   for (auto& th : threads) th.join();
   CHECK(failures.load() == 0);
   const auto s = ex.stats();
@@ -224,18 +230,8 @@ TEST_CASE("pre_specialize, cached and to_dot from one thread while others run an
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < runners; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(200 + t));
-      for (int i = 0; i < runs; ++i) {
-        const std::size_t batch = 1 + static_cast<std::size_t>((t + i) % 6);
-        const dyn_tensor in[] = {
-            reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng),
-            reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
-        const dyn_tensor got = ex.run(in)[0];
-        const reference::dense want = reference::evaluate(b, in)[y.id()];
-        if (!(got.shape() == want.shape) || reference::max_error(got, want) > 1e-5) ++failures;
-      }
-    });
+    threads.emplace_back(
+        [&, t] { run_checked(ex, b, y, static_cast<unsigned>(200 + t), runs, 6, t, failures); });
   // Meanwhile: specializations made ahead, inspected and drawn, for the bindings being run.
   std::thread planner([&] {
     for (int i = 0; i < ahead; ++i) {
