@@ -1,9 +1,11 @@
 // Pattern fusion end to end: dense (GEMM with bias and activation in the epilogue), softmax and
-// layer_norm spelled from primitives, run fused against the reference and the unfused graph, for
-// several bindings and both float types; and an MLP block built op by op.
+// layer_norm spelled from primitives, run fused against the reference and against the unfused
+// graph (the same bits), for several bindings and both float types; and an MLP block built op by
+// op.
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,6 +55,9 @@ void check(const g::builder& b, std::initializer_list<g::value> outs,
     REQUIRE(got[i].shape() == want[o[i].id()].shape);
     CHECK(reference::max_error(got[i], want[o[i].id()]) <= tol);
     CHECK(reference::max_error(base[i], want[o[i].id()]) <= tol);
+    // Fused and unfused: the same bits.
+    REQUIRE(got[i].shape() == base[i].shape());
+    CHECK(std::memcmp(got[i].data(), base[i].data(), got[i].bytes()) == 0);
   }
 }
 

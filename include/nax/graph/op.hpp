@@ -69,17 +69,26 @@ struct transpose_op {
   axis_list perm;
   friend bool operator==(const transpose_op&, const transpose_op&) = default;
 };
-/// Softmax along `axis`.
+/// Softmax along `axis`. One the softmax fusion pass recognized from primitives (`primitives`)
+/// keeps how they spelled it, and its kernel gives their bits (kernels/spelled_rows.hpp): the
+/// max subtracted or not, the sum divided into each exp or its reciprocal multiplied.
 struct softmax_op {
   std::uint32_t axis = 0;
+  bool primitives = false;
+  bool subtract_max = true, divide = true;
   friend bool operator==(const softmax_op&, const softmax_op&) = default;
 };
 /// Layer norm along `axis`: inputs x, then gamma and beta where present (a fused layer norm
-/// recognized from primitives may lack them: then 1 and 0).
+/// recognized from primitives may lack them: then 1 and 0). One recognized from primitives
+/// (`primitives`) keeps how they spelled it, and its kernel gives their bits
+/// (kernels/spelled_rows.hpp): the square as pow(d, 2) or d * d, and d / sqrt(var + eps) or
+/// d * rsqrt(var + eps).
 struct layer_norm_op {
   std::uint32_t axis = 0;
   double epsilon = 1e-5;
   bool has_gamma = true, has_beta = true;
+  bool primitives = false;
+  bool square_by_pow = false, divide_by_sqrt = false;
   friend bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept;
 };
 /// The input's elements, in row-major order, in the node's shape.
@@ -398,6 +407,8 @@ inline bool operator==(const random_op& x, const random_op& y) noexcept {
 }
 inline bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept {
   return a.axis == b.axis && a.has_gamma == b.has_gamma && a.has_beta == b.has_beta &&
+         a.primitives == b.primitives && a.square_by_pow == b.square_by_pow &&
+         a.divide_by_sqrt == b.divide_by_sqrt &&
          std::bit_cast<std::uint64_t>(a.epsilon) == std::bit_cast<std::uint64_t>(b.epsilon);
 }
 

@@ -2,8 +2,9 @@
 // The layer_norm fusion pass: layer_norm spelled from primitives, in its common variants,
 //   d = x - mean(x, a);  var = mean(d * d or pow(d, 2), a);
 //   n = d * rsqrt(var [+ eps]) or d / sqrt(var [+ eps]);  y = n [* gamma] [+ beta]
-// (gamma, beta: rank-1 parameters over axis a, either operand order) becomes one layer_norm node
-// (the row kernel), which holds whether gamma and beta are present. Not taken when an
+// (gamma, beta: rank-1 parameters over axis a, either operand order) becomes one layer_norm node,
+// which holds whether gamma and beta are present and how the rest was spelled: its kernel gives
+// the primitives' bits (kernels/spelled_rows.hpp). Not taken when an
 // intermediate is read outside the pattern or is an output.
 
 #include <nax/core/linkage.hpp>
@@ -32,6 +33,7 @@ struct ln_match {
   std::vector<node_id> members;
   node_id x = 0, gamma = 0, beta = 0;
   bool has_gamma = false, has_beta = false;
+  bool square_by_pow = false, divide_by_sqrt = false;
   std::uint32_t axis = 0;
   double epsilon = 0;
 };
@@ -94,9 +96,14 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
       !m.same_dims(m.at(d).shape, xs) || m.at(n).shape.dtype() != xs.dtype())
     return false;
   for (node_id k : {var, sq, d, mu}) mem.push_back(k);
+  // Every op in x's type, as the kernel computes (an op in another type would round otherwise).
+  for (node_id k : mem)
+    if (m.at(k).shape.dtype() != xs.dtype()) return false;
   match.members.insert(match.members.end(), mem.begin(), mem.end());
   match.x = x;
   match.axis = *axis;
+  match.square_by_pow = m.is(sq, ops::id::pow);
+  match.divide_by_sqrt = m.is(n, ops::id::div);
   match.epsilon = eps;
   return true;
 }
@@ -148,6 +155,9 @@ inline bool try_layer_norm(pattern_matcher& m, node_id y) {
   op.epsilon = match.epsilon;
   op.has_gamma = match.has_gamma;
   op.has_beta = match.has_beta;
+  op.primitives = true;
+  op.square_by_pow = match.square_by_pow;
+  op.divide_by_sqrt = match.divide_by_sqrt;
   gr.op = op;
   gr.args.push_back(match.x);
   if (match.has_gamma) gr.args.push_back(match.gamma);

@@ -1,8 +1,9 @@
 #pragma once
 // The softmax fusion pass: softmax spelled from primitives, in its common variants,
 //   e = exp(x - reduce_max(x, a)) or exp(x);   y = e / sum(e, a) or e * (1 / sum(e, a)),
-// becomes one softmax node (the row kernel) along axis a. Not taken when an intermediate is read
-// outside the pattern or is an output.
+// becomes one softmax node along axis a, which keeps the spelling: its kernel gives the
+// primitives' bits (kernels/spelled_rows.hpp). Not taken when an intermediate is read outside
+// the pattern or is an output.
 
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
@@ -49,21 +50,29 @@ inline bool try_softmax(pattern_matcher& m, node_id y) {
   members.push_back(e);
   members.push_back(s);
   node_id x = m.at(e).inputs[0];
+  bool subtract_max = false;
   if (m.is(x, ops::id::sub)) {
     const node_id d = x, mx = m.at(d).inputs[1];
     if (m.is_reduce(mx, ops::reduce_kind::max, *axis) && m.at(mx).inputs[0] == m.at(d).inputs[0]) {
       members.push_back(d);
       members.push_back(mx);
       x = m.at(d).inputs[0];
+      subtract_max = true;
     }
   }
   const nax::shape& xs = m.at(x).shape;
   if (!ops::is_floating(xs.dtype()) || !m.same_dims(m.at(y).shape, xs) ||
       !m.same_dims(m.at(e).shape, xs) || m.at(y).shape.dtype() != xs.dtype())
     return false;
+  // Every op in x's type, as the kernel computes (an op in another type would round otherwise).
+  for (node_id k : members)
+    if (m.at(k).shape.dtype() != xs.dtype()) return false;
   fusion_group gr;
   gr.kind = fusion_kind::softmax;
-  gr.op = softmax_op{*axis};
+  gr.op = softmax_op{.axis = *axis,
+                     .primitives = true,
+                     .subtract_max = subtract_max,
+                     .divide = m.is(y, ops::id::div)};
   gr.args.push_back(x);
   return m.take(std::move(gr), std::move(members), y);
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The step of layer_norm along one axis: the row kernel (kernels/rows.hpp). A layer_norm the
-// fusion pass recognized from primitives may lack gamma or beta: the step then holds ones and
-// zeros of the axis's extent.
+// The step of layer_norm along one axis: a builder's layer_norm runs the row kernel
+// (kernels/rows.hpp); one the fusion pass recognized from primitives, the spelled kernel
+// (kernels/spelled_rows.hpp), which gives the primitives' bits and skips an absent gamma or beta.
 
 #include <memory>
 #include <span>
@@ -29,6 +29,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
 #include <vector>
 
 #include <nax/kernels/rows.hpp>
+#include <nax/kernels/spelled_rows.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
 namespace nax::runtime {
@@ -77,6 +78,30 @@ class layer_norm_step final : public kernels::step_kernel, public arena_allocate
   std::vector<std::byte> ones_, zeros_;
 };
 
+class spelled_layer_norm_step final : public kernels::step_kernel, public arena_allocated {
+ public:
+  spelled_layer_norm_step(kernels::spelled_rows_plan plan, const graph::program_step& s)
+      : plan_(std::move(plan)), x_(s.args[0]), out_(s.result) {
+    const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
+    spelling_ = {op.square_by_pow, op.divide_by_sqrt, op.epsilon, op.has_gamma, op.has_beta};
+    std::size_t a = 1;
+    if (op.has_gamma) gamma_ = s.args[a++];
+    if (op.has_beta) beta_ = s.args[a++];
+  }
+  spelled_layer_norm_step(const spelled_layer_norm_step& like, const graph::program_step& s)
+      : spelled_layer_norm_step(like.plan_, s) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_spelled_layer_norm(
+        plan_, spelling_, values[x_], gamma_ == graph::no_value ? nullptr : values[gamma_],
+        beta_ == graph::no_value ? nullptr : values[beta_], values[out_]);
+  }
+
+ private:
+  kernels::spelled_rows_plan plan_;
+  kernels::layer_norm_spelling spelling_;
+  graph::value_index x_, gamma_ = graph::no_value, beta_ = graph::no_value, out_;
+};
+
 }  // namespace detail
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
@@ -92,12 +117,18 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
       throw_extent_mismatch(s, p, 0, out, axis, k == 1 && op.has_gamma ? "gamma" : "beta");
     ++k;
   }
+  if (op.primitives)
+    return std::make_unique<detail::spelled_layer_norm_step>(
+        kernels::plan_spelled_rows(out.dtype(), extents_of(out), axis, ops::reduce_kind::mean), s);
   return std::make_unique<detail::layer_norm_step>(
       kernels::plan_rows(out.dtype(), extents_of(out), axis), s, out[axis].extent());
 }
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
     const kernels::step_kernel& like, const graph::program_step& s) {
+  if (s.as<graph::layer_norm_op>().primitives)
+    return std::make_unique<detail::spelled_layer_norm_step>(
+        static_cast<const detail::spelled_layer_norm_step&>(like), s);
   return std::make_unique<detail::layer_norm_step>(
       static_cast<const detail::layer_norm_step&>(like), s);
 }

@@ -1,6 +1,7 @@
 #pragma once
-// The step of softmax along one axis (a builder's softmax, or one recognized from primitives by
-// the softmax fusion pass): the row kernel (kernels/rows.hpp).
+// The step of softmax along one axis: a builder's softmax runs the row kernel (kernels/rows.hpp);
+// one the softmax fusion pass recognized from primitives, the spelled kernel
+// (kernels/spelled_rows.hpp), which gives the primitives' bits.
 
 #include <memory>
 #include <span>
@@ -23,6 +24,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/kernels/rows.hpp>
+#include <nax/kernels/spelled_rows.hpp>
 #include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
@@ -44,18 +46,44 @@ class softmax_step final : public kernels::step_kernel, public arena_allocated {
   graph::value_index in_, out_;
 };
 
+class spelled_softmax_step final : public kernels::step_kernel, public arena_allocated {
+ public:
+  spelled_softmax_step(kernels::spelled_rows_plan plan, kernels::softmax_spelling spelling,
+                       graph::value_index in, graph::value_index out)
+      : plan_(std::move(plan)), spelling_(spelling), in_(in), out_(out) {}
+  spelled_softmax_step(const spelled_softmax_step& like, graph::value_index in,
+                       graph::value_index out)
+      : spelled_softmax_step(like.plan_, like.spelling_, in, out) {}
+  void run(void* const* values, std::byte*) const override {
+    kernels::run_spelled_softmax(plan_, spelling_, values[in_], values[out_]);
+  }
+
+ private:
+  kernels::spelled_rows_plan plan_;
+  kernels::softmax_spelling spelling_;
+  graph::value_index in_, out_;
+};
+
 }  // namespace detail
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
     const graph::program_step& s, std::span<const nax::shape> shapes) {
   const nax::shape& out = shapes[s.result];
+  const graph::softmax_op& op = s.as<graph::softmax_op>();
+  if (op.primitives)
+    return std::make_unique<detail::spelled_softmax_step>(
+        kernels::plan_spelled_rows(out.dtype(), extents_of(out), op.axis,
+                                   op.subtract_max ? ops::reduce_kind::max : ops::reduce_kind::sum),
+        kernels::softmax_spelling{op.subtract_max, op.divide}, s.args[0], s.result);
   return std::make_unique<detail::softmax_step>(
-      kernels::plan_rows(out.dtype(), extents_of(out), s.as<graph::softmax_op>().axis), s.args[0],
-      s.result);
+      kernels::plan_rows(out.dtype(), extents_of(out), op.axis), s.args[0], s.result);
 }
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
     const kernels::step_kernel& like, const graph::program_step& s) {
+  if (s.as<graph::softmax_op>().primitives)
+    return std::make_unique<detail::spelled_softmax_step>(
+        static_cast<const detail::spelled_softmax_step&>(like), s.args[0], s.result);
   return std::make_unique<detail::softmax_step>(static_cast<const detail::softmax_step&>(like),
                                                 s.args[0], s.result);
 }
