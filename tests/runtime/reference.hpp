@@ -131,8 +131,13 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       ++k;
     }
   nax::bindings binds = nax::extract_bindings(sources);
-  for (const g::axis_alias& a : b.axis_aliases())  // a renamed axis, bound as its source
-    if (const auto v = binds.find(a.source)) binds.set(a.alias, *v);
+  // A renamed axis, bound as its source: once the source is bound (by the inputs, or later by a
+  // set_dimension_size or a concat).
+  auto bind_aliases = [&] {
+    for (const g::axis_alias& a : b.axis_aliases())
+      if (const auto v = binds.find(a.source); v && !binds.find(a.alias)) binds.set(a.alias, *v);
+  };
+  bind_aliases();
   k = 0;
   for (std::size_t id = 0; id < b.size(); ++id) {
     const g::node& n = b.at(static_cast<g::node_id>(id));
@@ -146,6 +151,7 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       for (g::node_id a : n.inputs) sum += vals[a].ext[c->axis];
       binds.set(n.shape[c->axis].name(), sum);
     }
+    bind_aliases();
     out.shape = n.shape.resolve(binds);
     if (out.shape.is_dynamic()) {  // (appends: g++ 12 warns falsely on "..." + std::string)
       std::string why = "reference: node ";
