@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string_view>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -120,9 +121,29 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
   std::vector<dense> vals(b.size());
   std::vector<bool> needed(b.size(), outputs.empty());
   for (const g::value& o : outputs) needed[o.id()] = true;
-  for (std::size_t id = b.size(); id-- > 0;)
-    if (needed[id])
-      for (g::node_id a : b.at(static_cast<g::node_id>(id)).inputs) needed[a] = true;
+  // The axis a node binds by its values (a set_dimension_size's, a concat's along a dynamic
+  // axis), if any: a compiled graph computes such a node when a node it computes has that axis.
+  auto binds_axis = [&](const g::node& n) -> std::string_view {
+    if (n.kind() == g::op_kind::set_dimension_size)
+      return n.shape[n.as<g::set_dimension_size_op>().axis].name();
+    if (const auto* c = n.op.get_if<g::concat_op>(); c && n.shape[c->axis].is_dynamic())
+      return n.shape[c->axis].name();
+    return {};
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t id = b.size(); id-- > 0;)
+      if (needed[id])
+        for (g::node_id a : b.at(static_cast<g::node_id>(id)).inputs) needed[a] = true;
+    for (std::size_t id = 0; id < b.size(); ++id) {
+      const std::string_view axis = binds_axis(b.at(static_cast<g::node_id>(id)));
+      if (needed[id] || axis.empty()) continue;
+      for (std::size_t u = 0; u < b.size() && !needed[id]; ++u)
+        if (needed[u])
+          for (const nax::dim& d : b.at(static_cast<g::node_id>(u)).shape.dims())
+            if (d.has_name() && d.name() == axis) needed[id] = grew = true;
+    }
+  }
   std::vector<nax::binding_source> sources;
   std::size_t k = 0;
   for (const g::node& n : b.nodes())
