@@ -13,10 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
-#include <string_view>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace reference {

@@ -192,6 +192,7 @@ void spelled_softmax_columns(const spelled_rows_plan& p, softmax_spelling s, con
     c.map(x, y, m,
           [](std::size_t, const vec& v, const vec& mj) { return ops::exp::apply(v - mj); });
   } else {
+    std::fill_n(m, (len + vec::size - 1) / vec::size, vec(V(0)));  // (unread: map's argument)
     c.map(x, y, m, [](std::size_t, const vec& v, const vec&) { return ops::exp::apply(v); });
   }
   c.template fold<reducers::sum>(y, t);
