@@ -166,6 +166,19 @@ TEST_CASE("dynamic_slice and dynamic_update_slice of a tensor that is empty alon
       CHECK(got[0].size() == batch * 7 * 3);
       CHECK(got[1].size() == batch * 2 * 3);
     }
+  // The same for a static slice from a start past 0 (found the same way: the copy step applied
+  // the start's offset to the null buffer).
+  g::builder sb;
+  auto z = sb.parameter("z", shape::make(dtype::f32, {"batch", dim::named("seq", 7), 3}));
+  const g::value sliced[] = {g::slice(z, "seq", 2, 6), g::slice(z, 2, 1, 3)};
+  auto sx = g::compile(sb, sliced);
+  for (std::size_t batch : {0u, 2u}) {
+    CAPTURE(batch);
+    const std::vector<dyn_tensor> in = {
+        reference::random_tensor(z.shape().resolve({{"batch", batch}}), rng)};
+    check_runs(sb, sliced, sx, in);
+    CHECK(sx.run(in)[0].size() == batch * 4 * 3);
+  }
   // The same for a concat along seq (found the same way: its parts' offsets into the result).
   g::builder c;
   auto y = c.parameter("y", shape::make(dtype::f32, {"batch", dim::named("seq", 2), 3}));

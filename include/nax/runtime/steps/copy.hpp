@@ -35,7 +35,10 @@ class copy_step final : public kernels::step_kernel, public arena_allocated {
             graph::value_index out)
       : plan_(std::move(plan)), in_(in), in_offset_(in_offset_bytes), out_(out) {}
   void run(void* const* values, std::byte*) const override {
-    kernels::run_copy(plan_, static_cast<const std::byte*>(values[in_]) + in_offset_, values[out_]);
+    // An empty operand has no buffer (null) and gives an empty result: nothing to offset or copy.
+    const auto* in = static_cast<const std::byte*>(values[in_]);
+    if (in == nullptr) return;
+    kernels::run_copy(plan_, in + in_offset_, values[out_]);
   }
 
  private:
