@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include "program_kinds.hpp"
 #include "reference.hpp"
 
 namespace g = nax::graph;
@@ -28,15 +29,6 @@ shape concrete(dtype t, std::initializer_list<std::pair<const char*, std::size_t
   return shape(t, std::span<const dim>(d));
 }
 
-std::string kinds(const g::program& p) {
-  std::string r;
-  for (const g::program_step& s : p.steps) {
-    if (!r.empty()) r += ", ";
-    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind());
-  }
-  return r;
-}
-
 // Runs `outs` of b fused and unfused on `in`; both against the reference (every node of b
 // evaluated on `in`: pass it when several checks share the inputs).
 void check(const g::builder& b, std::initializer_list<g::value> outs,
@@ -45,7 +37,7 @@ void check(const g::builder& b, std::initializer_list<g::value> outs,
   const std::span<const g::value> o(outs.begin(), outs.size());
   auto fused = g::compile(b, o);
   auto plain = g::compile(b, o, {.fusion = false});
-  CHECK(kinds(fused.program()) == want_kinds);
+  CHECK(program_kinds(fused.program()) == want_kinds);
   const std::vector<reference::dense> own =
       evaluated ? std::vector<reference::dense>{} : reference::evaluate(b, in);
   const std::vector<reference::dense>& want = evaluated ? *evaluated : own;

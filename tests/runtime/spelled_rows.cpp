@@ -15,6 +15,8 @@
 
 #include <doctest/doctest.h>
 
+#include "program_kinds.hpp"
+
 namespace g = nax::graph;
 using nax::dim;
 using nax::dtype;
@@ -57,22 +59,13 @@ bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
   return true;
 }
 
-std::string kinds(const g::program& p) {
-  std::string r;
-  for (const g::program_step& s : p.steps) {
-    if (!r.empty()) r += ", ";
-    r += s.fused ? g::name(s.fused->kind) : g::name(s.kind());
-  }
-  return r;
-}
-
 template <class T>
 void check_same_bits(const g::builder& b, g::value y, const std::vector<dyn_tensor>& in,
                      const std::string& want_kind) {
   const g::value outs[] = {y};
   auto fused = g::compile(b, outs);
   auto plain = g::compile(b, outs, {.fusion = false});
-  REQUIRE(kinds(fused.program()) == want_kind);
+  REQUIRE(program_kinds(fused.program()) == want_kind);
   const std::vector<dyn_tensor> got = fused.run(in), want = plain.run(in);
   CHECK(same_bits<T>(got[0], want[0]));
 }
