@@ -404,6 +404,12 @@ std::map<std::string, std::function<void()>> make_cases() {
     (void)b.parameter("x", f32({"batch", 4}));
     (void)b.parameter("x", f32({4}));
   };
+  c["graph-concat-overflow"] = [] {
+    g::builder b;
+    auto x = b.parameter("x", f32({2, 4}));
+    auto y = b.parameter("y", f32({2, std::numeric_limits<std::int64_t>::max()}));
+    (void)g::concat({x, y}, 1);
+  };
   c["graph-grad"] = [] {
     g::builder b;
     auto x = b.parameter("x", f32({"batch", 4}));

@@ -63,6 +63,8 @@ inline std::string describe(const g::builder& b, std::span<const g::value> outs)
   }
   s.append("\n  outputs:");
   for (const g::value& v : outs) s.append(" %").append(std::to_string(v.id()));
+  for (const g::axis_alias& a : b.axis_aliases())
+    s.append("\n  alias: ").append(a.alias.view()).append(" bound as ").append(a.source.view());
   return s;
 }
 

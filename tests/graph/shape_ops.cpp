@@ -4,6 +4,8 @@
 #include <nax/graph/ops.hpp>
 #include <nax/graph/passes/cse.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -424,6 +426,14 @@ TEST_CASE("concat errors name the operands, the axis and the extents") {
                        "(operand 1) needs a name for the joined axis, whose extent (the sum) the "
                        "run binds by it, and a bound",
                        nax::shape_error);
+  const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  auto h = b.parameter("h", shape::make(dtype::f32, {2, dim::named("seq", huge)}));
+  CHECK_THROWS_WITH_AS(g::concat({s, h}, 1),
+                       "nax::graph::concat(f32[2, 4], f32[2, 9223372036854775807]): the joined "
+                       "axis 'seq' would have more than 9223372036854775807 elements (operands 0 "
+                       "to 1 alone)",
+                       nax::shape_error);
+  CHECK(g::concat({h}, 1).id() == h.id());  // one operand: nothing summed
   CHECK_THROWS_WITH_AS(g::concat({a, a}, "hidden2"),
                        "nax::graph::concat: operand 0 (f32[batch, 3]) has no axis 'hidden2'",
                        nax::shape_error);

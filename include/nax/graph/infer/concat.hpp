@@ -25,6 +25,8 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
 }  // namespace nax::graph::detail
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -77,7 +79,13 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
       fail("concat along dynamic ", axis_subject(d, k), " (operand ", p,
            ") needs a bound: the joined axis has one, the sum of theirs");
     dynamic = dynamic || d.is_dynamic();
-    extent += d.is_dynamic() ? d.bound() : d.extent();
+    // Positions along the joined axis are int64 (slices, the VJP's parts): its sum must fit.
+    constexpr std::size_t max_extent = std::numeric_limits<std::int64_t>::max();
+    const std::size_t part = d.is_dynamic() ? d.bound() : d.extent();
+    if (part > max_extent - extent)
+      fail("the joined ", axis_subject(d, k), " would have more than ", max_extent,
+           " elements (operands 0 to ", p, " alone)");
+    extent += part;
     if (!joined_name.empty()) continue;  // the given name replaces theirs
     try {
       joined = axis_name(unify_axis_name(joined.view(), d.name().view()));
