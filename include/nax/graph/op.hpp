@@ -78,9 +78,9 @@ struct softmax_op {
   bool subtract_max = true, divide = true;
   friend bool operator==(const softmax_op&, const softmax_op&) = default;
 };
-/// Layer norm along `axis`: inputs x, then gamma and beta where present (a fused layer norm
-/// recognized from primitives may lack them: then 1 and 0). One recognized from primitives
-/// (`primitives`) keeps how they spelled it, and its kernel gives their bits
+/// Layer norm along `axis`: inputs x, then gamma and beta where present (a builder's layer_norm
+/// has both; one the fusion pass recognized from primitives may lack them). One recognized from
+/// primitives (`primitives`) keeps how they spelled it, and its kernel gives their bits
 /// (kernels/spelled_rows.hpp): the square as pow(d, 2) or d * d, and d / sqrt(var + eps) or
 /// d * rsqrt(var + eps).
 struct layer_norm_op {

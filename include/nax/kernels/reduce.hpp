@@ -116,6 +116,14 @@ T reduce_part(const reduce_plan& p, const T* x, std::size_t part) {
   return nax::detail::combine_accumulators<Red>(acc);
 }
 
+// Output element `item`'s whole reduction (rows path): its parts, combined in order.
+template <class Red, class T>
+T reduce_item(const reduce_plan& p, const T* x) {
+  T v = reduce_part<Red>(p, x, 0);
+  for (std::size_t k = 1; k < p.parts; ++k) v = Red::combine(v, reduce_part<Red>(p, x, k));
+  return v;
+}
+
 template <class T>
 T divide(T sum, std::size_t count) {
   return sum / static_cast<T>(count);
@@ -128,9 +136,7 @@ void reduce_rows(const reduce_plan& p, const T* in, T* out) {
       nest_walker<1> at{&p.kept, {}, {}};
       at.seek(lo);
       for (std::size_t item = lo; item < hi; ++item, at.next()) {
-        T v = reduce_part<Red>(p, in + at.off[0], 0);
-        for (std::size_t k = 1; k < p.parts; ++k)
-          v = Red::combine(v, reduce_part<Red>(p, in + at.off[0], k));
+        const T v = reduce_item<Red>(p, in + at.off[0]);
         out[item] = Mean ? divide(v, p.count) : v;
       }
     };

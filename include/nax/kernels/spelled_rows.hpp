@@ -56,10 +56,7 @@ namespace detail {
 // The total of one row's reduction as run_reduce computes it for that row (path rows or copy).
 template <class Red, class T>
 T row_total(const reduce_plan& r, const T* row) {
-  if (r.path == reduce_path::copy) return row[0];
-  T v = reduce_part<Red>(r, row, 0);
-  for (std::size_t k = 1; k < r.parts; ++k) v = Red::combine(v, reduce_part<Red>(r, row, k));
-  return v;
+  return r.path == reduce_path::copy ? row[0] : reduce_item<Red>(r, row);
 }
 
 // y[i] = f(load(i)) over a row of n elements, vector by vector, the tail padded.
@@ -152,13 +149,10 @@ struct column_chunk {
       for (std::size_t j = 0; j < len; j += w) f(k, j, std::min(w, len - j));
   }
   static vec load(const V* q, std::size_t valid) {
-    return valid == w ? vec::load_unaligned(q) : nax::detail::load_partial<V>(q, 1, valid);
+    return valid == w ? load_columns<V, true>(q, w) : load_columns<V, false>(q, valid);
   }
   static void store(V* q, std::size_t valid, const vec& v) {
-    if (valid == w)
-      v.store_unaligned(q);
-    else
-      nax::detail::row_writer<V, true>{q, 1}.store_tail(0, valid, v);
+    valid == w ? store_columns<V, true>(q, w, v) : store_columns<V, false>(q, valid, v);
   }
   // acc[j..] = Red over the rows of src (each row's len columns).
   template <class Red>

@@ -25,11 +25,10 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <cstddef>
-#include <nax/runtime/kernel_arena.hpp>
-#include <vector>
 
 #include <nax/kernels/rows.hpp>
 #include <nax/kernels/spelled_rows.hpp>
+#include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
 namespace nax::runtime {
@@ -37,45 +36,26 @@ namespace detail {
 
 class layer_norm_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  layer_norm_step(kernels::rows_plan plan, const graph::program_step& s, std::size_t n)
-      : plan_(std::move(plan)), x_(s.args[0]), out_(s.result) {
-    const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
-    eps_ = op.epsilon;
-    std::size_t a = 1;
-    if (op.has_gamma) gamma_ = s.args[a++];
-    if (op.has_beta) beta_ = s.args[a++];
-    if (op.has_gamma && op.has_beta) return;
-    const std::size_t element = plan_.type == nax::dtype::f64 ? sizeof(double) : sizeof(float);
-    ones_.resize(n * element);
-    zeros_.assign(n * element, std::byte{0});
-    for (std::size_t i = 0; i < n; ++i) {
-      if (plan_.type == nax::dtype::f64)
-        reinterpret_cast<double*>(ones_.data())[i] = 1.0;
-      else
-        reinterpret_cast<float*>(ones_.data())[i] = 1.0f;
-    }
-  }
-  /// `like`'s plan and constants, s's operands.
+  // A builder's layer_norm: x, gamma, beta (only one recognized from primitives lacks gamma or
+  // beta, and it runs spelled_layer_norm_step).
+  layer_norm_step(kernels::rows_plan plan, const graph::program_step& s)
+      : plan_(std::move(plan)),
+        eps_(s.as<graph::layer_norm_op>().epsilon),
+        x_(s.args[0]),
+        gamma_(s.args[1]),
+        beta_(s.args[2]),
+        out_(s.result) {}
+  /// `like`'s plan, s's operands.
   layer_norm_step(const layer_norm_step& like, const graph::program_step& s)
-      : layer_norm_step(like) {
-    x_ = s.args[0];
-    out_ = s.result;
-    const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
-    std::size_t a = 1;
-    if (op.has_gamma) gamma_ = s.args[a++];
-    if (op.has_beta) beta_ = s.args[a++];
-  }
+      : layer_norm_step(like.plan_, s) {}
   void run(void* const* values, std::byte*) const override {
-    kernels::run_layer_norm(
-        plan_, values[x_], gamma_ == graph::no_value ? ones_.data() : values[gamma_],
-        beta_ == graph::no_value ? zeros_.data() : values[beta_], eps_, values[out_]);
+    kernels::run_layer_norm(plan_, values[x_], values[gamma_], values[beta_], eps_, values[out_]);
   }
 
  private:
   kernels::rows_plan plan_;
   double eps_ = 0;
-  graph::value_index x_, gamma_ = graph::no_value, beta_ = graph::no_value, out_;
-  std::vector<std::byte> ones_, zeros_;
+  graph::value_index x_, gamma_, beta_, out_;
 };
 
 class spelled_layer_norm_step final : public kernels::step_kernel, public arena_allocated {
@@ -121,7 +101,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
     return std::make_unique<detail::spelled_layer_norm_step>(
         kernels::plan_spelled_rows(out.dtype(), extents_of(out), axis, ops::reduce_kind::mean), s);
   return std::make_unique<detail::layer_norm_step>(
-      kernels::plan_rows(out.dtype(), extents_of(out), axis), s, out[axis].extent());
+      kernels::plan_rows(out.dtype(), extents_of(out), axis), s);
 }
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
