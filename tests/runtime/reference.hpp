@@ -122,7 +122,8 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
   std::vector<bool> needed(b.size(), outputs.empty());
   for (const g::value& o : outputs) needed[o.id()] = true;
   // The axis a node binds by its values (a set_dimension_size's, a concat's along a dynamic
-  // axis), if any: a compiled graph computes such a node when a node it computes has that axis.
+  // axis), if any: a compiled graph computes such a node when a node it computes has that axis
+  // as a dynamic one (a static axis of the same name needs no binding).
   auto binds_axis = [&](const g::node& n) -> std::string_view {
     if (n.kind() == g::op_kind::set_dimension_size)
       return n.shape[n.as<g::set_dimension_size_op>().axis].name();
@@ -141,7 +142,7 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
       for (std::size_t u = 0; u < b.size() && !needed[id]; ++u)
         if (needed[u])
           for (const nax::dim& d : b.at(static_cast<g::node_id>(u)).shape.dims())
-            if (d.has_name() && d.name() == axis) needed[id] = grew = true;
+            if (d.is_dynamic() && d.name() == axis) needed[id] = grew = true;
     }
   }
   std::vector<nax::binding_source> sources;

@@ -51,6 +51,37 @@ TEST_CASE_TEMPLATE("helpers agree on scalars and vectors", T, float, double) {
   CHECK(nax::simd::abs(std::uint8_t(3)) == 3);
 }
 
+TEST_CASE_TEMPLATE("pow: xsimd's bits where its exp is defined, +inf, 0 or NaN beyond", T, float,
+                   double) {
+  using V = nax::simd::vec<T>;
+  using lim = std::numeric_limits<T>;
+  auto bits_equal = [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; };
+  // Inside exp's range xsimd::pow is defined: the same operations give the same bits.
+  for (T x : {T(-4), T(-2.5), T(-1), T(-0.0), T(0), T(0.3), T(1), T(2), T(3.75)})
+    for (T y : {T(-10), T(-3), T(-2.5), T(-1), T(0), T(0.5), T(1), T(2), T(3), T(7.25)}) {
+      const T want = xsimd::pow(V(x), V(y)).get(0), got = nax::simd::pow(x, y);
+      CHECK((bits_equal(got, want) || (std::isnan(got) && std::isnan(want))));
+    }
+  // y ln|x| far past exp's range, infinite or NaN: xsimd's exp converts it to an integer first,
+  // which was undefined behaviour for doubles (found by the run fuzz target under UBSan).
+  const T big = lim::max() / 2, inf = lim::infinity();
+  CHECK(nax::simd::pow(big, T(4)) == inf);
+  CHECK(nax::simd::pow(T(2), T(1e6)) == inf);
+  CHECK(nax::simd::pow(T(2), T(-1e6)) == T(0));
+  CHECK(nax::simd::pow(T(0.5), T(1e6)) == T(0));
+  CHECK(nax::simd::pow(T(-2), T(1000001)) == -inf);  // an odd power keeps the sign
+  CHECK(nax::simd::pow(T(-2), T(1e6)) == inf);
+  CHECK(nax::simd::pow(T(2), inf) == inf);
+  CHECK(nax::simd::pow(T(2), -inf) == T(0));
+  CHECK(nax::simd::pow(T(0.5), inf) == T(0));
+  CHECK(nax::simd::pow(T(-2), inf) == inf);
+  CHECK(std::isnan(nax::simd::pow(lim::quiet_NaN(), T(2))));
+  CHECK(std::isnan(nax::simd::pow(T(2), lim::quiet_NaN())));
+  CHECK(std::isnan(nax::simd::pow(T(-2), lim::quiet_NaN())));
+  CHECK(std::isnan(nax::simd::pow(T(-2), T(0.5))));  // a negative base to a non-integer
+  CHECK(nax::simd::pow(T(0), T(3)) == T(0));
+}
+
 TEST_CASE_TEMPLATE("max and min: a NaN operand gives NaN; a lane gives the scalar's bits", T, float,
                    double) {
   using V = nax::simd::vec<T>;

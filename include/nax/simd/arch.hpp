@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 
 // g++ 12 reports the self-initialised placeholders of its own AVX-512 intrinsics as
@@ -125,14 +126,32 @@ X fma(const X& a, const X& b, const X& c) {
   else
     return std::fma(a, b, c);
 }
-// A scalar runs the vector body in one lane: std::pow rounds differently from xsimd's, and a
-// scalar (a tail, a typed reader's scalar(i)) must give each lane's bits.
+// x^y as e^(y ln|x|): negated for a negative x and an odd integer y, NaN for a negative x and
+// a y neither an integer nor infinite, 0 for x = 0. These are xsimd's pow's rules and its bits
+// (its log and exp, the same operations in the same order), with one difference: y ln|x| is
+// clamped to +-1000 before the exp, and a NaN there is taken aside. xsimd's exp converts its
+// argument / ln2 to an integer, which for doubles is a scalar conversion: a huge, infinite or
+// NaN argument made it undefined behaviour (UBSan), though e^t is then +inf, 0 or NaN anyway.
+// A scalar runs the vector body in one lane: std::pow rounds differently, and a scalar (a tail,
+// a typed reader's scalar(i)) must give each lane's bits.
 template <class X>
 X pow(const X& x, const X& y) {
-  if constexpr (is_vec_v<X>)
-    return xsimd::pow(x, y);
-  else
-    return xsimd::pow(vec<X>(x), vec<X>(y)).get(0);
+  if constexpr (is_vec_v<X>) {
+    using T = typename X::value_type;
+    const X zero(T(0));
+    const auto negative = x < zero, is_zero = x == zero;
+    const X t = y * xsimd::log(xsimd::select(is_zero, X(T(2.718281828459045)), xsimd::abs(x)));
+    const auto nan = xsimd::isnan(t);
+    // Past +-1000, e^t is +inf or 0 for either type, as it is at +-1000.
+    X z = xsimd::exp(xsimd::select(nan, zero, xsimd::min(X(T(1000)), xsimd::max(X(T(-1000)), t))));
+    z = xsimd::select(nan, t, z);
+    z = xsimd::select(is_zero, zero, z);
+    z = xsimd::select(xsimd::is_odd(y) && negative, -z, z);
+    return xsimd::select(negative && !(xsimd::is_flint(y) || xsimd::isinf(y)),
+                         X(std::numeric_limits<T>::quiet_NaN()), z);
+  } else {
+    return simd::pow(vec<X>(x), vec<X>(y)).get(0);  // (qualified: ADL would find xsimd::pow)
+  }
 }
 
 /// x, a floating-point result of one op, as computed: rounded to its type before the next op reads
