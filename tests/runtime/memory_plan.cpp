@@ -320,13 +320,47 @@ TEST_CASE("greedy by size places exactly as the plain quadratic greedy; by step 
     const nax::detail::step_order order(requests, 64);
     const size_t live_peak = nax::live_bytes_peak(requests);
     const nax::detail::placement by_size = nax::detail::place_by_size(order, "test");
-    const nax::detail::placement by_step = nax::detail::place_by_step(order, live_peak, "test");
+    const nax::detail::placement by_step = *nax::detail::place_by_step(order, live_peak, "test");
     const memory_plan by_size_plan = as_plan(order, by_size, 64);
     CAPTURE(trial);
     CHECK(by_size_plan.offsets == quadratic_greedy_by_size(requests, 64));
     CHECK(nax::check_memory_plan(requests, by_size_plan) == "");
     CHECK(nax::check_memory_plan(requests, as_plan(order, by_step, 64)) == "");
     CHECK(nax::plan_memory(requests).arena_bytes == std::min(by_size.arena, by_step.arena));
+  }
+}
+
+TEST_CASE("the quick try by step gives up only where it cannot reach the live peak cheaply") {
+  SUBCASE("a chain: it reaches the peak, and that is the plan") {
+    const std::vector<buffer_request> requests = chain({64, 640, 64, 640, 128, 64, 64});
+    const nax::detail::step_order order(requests, 64);
+    const size_t live_peak = nax::live_bytes_peak(requests);
+    const auto quick = nax::detail::place_by_step(order, live_peak, "test", true);
+    REQUIRE(quick.has_value());
+    CHECK(quick->arena == live_peak);
+    CHECK(as_plan(order, *quick, 64).offsets == nax::plan_memory(requests).offsets);
+  }
+  SUBCASE("an arena over the peak: it gives up, and greedy by size decides") {
+    // By step leaves 1 and 3 at [256, 320) and [128, 192) while 0 lives, so 2 (192 bytes) finds
+    // no gap under the peak of 320 at step 2. By size places 2 first, at 0, and fits in 320.
+    const std::vector<buffer_request> requests = {{128, 0, 1}, {64, 1, 2}, {192, 2, 4}, {64, 1, 2}};
+    const nax::detail::step_order order(requests, 64);
+    const size_t live_peak = nax::live_bytes_peak(requests);
+    REQUIRE(live_peak == 320);
+    const nax::detail::placement full = *nax::detail::place_by_step(order, live_peak, "test");
+    CHECK(full.arena > live_peak);
+    CHECK_FALSE(nax::detail::place_by_step(order, live_peak, "test", true).has_value());
+    CHECK(checked_plan(requests).arena_bytes == live_peak);
+  }
+  SUBCASE("many buffers live at once: it gives up, and the plan is still the smaller one") {
+    std::vector<buffer_request> requests;
+    for (size_t i = 0; i < 100; ++i) requests.push_back({64 * (1 + i % 5), i, i + 40});
+    const nax::detail::step_order order(requests, 64);
+    const size_t live_peak = nax::live_bytes_peak(requests);
+    CHECK_FALSE(nax::detail::place_by_step(order, live_peak, "test", true).has_value());
+    const size_t by_size = nax::detail::place_by_size(order, "test").arena;
+    const size_t by_step = nax::detail::place_by_step(order, live_peak, "test")->arena;
+    CHECK(checked_plan(requests).arena_bytes == std::min(by_size, by_step));
   }
 }
 
