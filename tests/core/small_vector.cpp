@@ -55,3 +55,21 @@ TEST_CASE("copies and moves, inline and heap") {
   c.clear();
   CHECK(c.empty());
 }
+
+TEST_CASE("a copy of an inline vector has its elements only, whatever its storage held before") {
+  vec shrunk{7, 8, 9};
+  shrunk.clear();
+  shrunk.push_back(1);  // the storage still holds 8 and 9 past the end
+  vec copy = shrunk;
+  CHECK(items(copy) == std::vector<int>{1});
+  CHECK(copy.capacity() == 3);
+  copy.resize(3);
+  CHECK(items(copy) == std::vector<int>{1, 0, 0});
+  vec grown{1, 2, 3, 4};
+  grown = shrunk;  // from the heap back inline
+  CHECK(items(grown) == std::vector<int>{1});
+  CHECK(grown.capacity() == 3);
+  vec moved = std::move(shrunk);
+  CHECK(items(moved) == std::vector<int>{1});
+  CHECK(shrunk.empty());
+}
