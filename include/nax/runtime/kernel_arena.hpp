@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 namespace nax::runtime {
 
@@ -138,6 +139,32 @@ struct arena_allocated {
   }
   static void operator delete(void* p) noexcept { detail::free_kernel(p); }
   static void operator delete(void* p, std::align_val_t) noexcept { detail::free_kernel(p); }
+};
+
+/// A plan shared by the steps of one specialization that run one op over the same shapes (a graph
+/// repeating its layers would otherwise copy it for every step: an elementwise plan is a few
+/// hundred bytes, a GEMM's with its operands' copy plans over a kilobyte), kept in the kernel
+/// arena next to them and freed with the last. Its users are steps of one specialization, made by
+/// the thread that specializes and destroyed with it by one thread: a plain count.
+template <class Plan>
+class shared_plan {
+ public:
+  explicit shared_plan(Plan plan) : held_(new holder(std::move(plan))) {}
+  shared_plan(const shared_plan& other) noexcept : held_(other.held_) { ++held_->users; }
+  shared_plan& operator=(const shared_plan&) = delete;
+  ~shared_plan() {
+    if (--held_->users == 0) delete held_;
+  }
+  const Plan& operator*() const noexcept { return held_->plan; }
+  const Plan* operator->() const noexcept { return &held_->plan; }
+
+ private:
+  struct holder final : arena_allocated {
+    explicit holder(Plan p) : plan(std::move(p)) {}
+    Plan plan;
+    std::size_t users = 1;
+  };
+  holder* held_;
 };
 
 }  // namespace nax::runtime

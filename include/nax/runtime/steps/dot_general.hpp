@@ -48,7 +48,15 @@ struct gemm_operand {
   std::ptrdiff_t bs = 0, rs = 0, cs = 0;
   bool copy = false;
   kernels::copy_plan copy_plan;
-  std::size_t scratch = 0;
+  std::size_t scratch_bytes = 0;  // the copy's size (its offset is each step's own)
+};
+
+// What steps of one op over operands of the same shapes share.
+struct dot_plans {
+  kernels::gemm_plan gemm;
+  gemm_operand ga, gb;
+  std::ptrdiff_t c_rs = 0, c_bs = 0;
+  kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
 };
 
 // The single stride of axes `group` (in that order) of a dense tensor, if they flatten to one.
@@ -74,11 +82,10 @@ inline std::size_t product(std::span<const std::size_t> group, const extents_vec
   return n;
 }
 
-// Plans `op`, operand x read as groups (g0, g1, g2) of its axes (op's address is where its
-// scratch offset will be written).
+// Plans `op`, operand x read as groups (g0, g1, g2) of its axes.
 inline void plan_gemm_operand(const nax::shape& x, std::span<const std::size_t> g0,
                               std::span<const std::size_t> g1, std::span<const std::size_t> g2,
-                              std::vector<scratch_request>& scratch, gemm_operand& op) {
+                              gemm_operand& op) {
   const extents_vector ext = extents_of(x);
   const strides_vector st = dense_strides(x);
   op = {};
@@ -107,58 +114,55 @@ inline void plan_gemm_operand(const nax::shape& x, std::span<const std::size_t> 
   op.bs = n1 * n2;
   op.rs = n2;
   op.cs = 1;
-  scratch.push_back({x.num_bytes(), &op.scratch});
+  op.scratch_bytes = x.num_bytes();
 }
 
 template <class T>
 class dot_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  dot_step(graph::value_index a, graph::value_index b, graph::value_index c)
-      : a_(a), b_(b), c_(c) {}
-  /// The plans of `like`, a step of the same op over operands of the same shapes (its scratch
-  /// offsets are this step's to be planned; its bias is set by the caller).
-  dot_step(const dot_step& like, graph::value_index a, graph::value_index b, graph::value_index c)
-      : plan(like.plan),
-        ga(like.ga),
-        gb(like.gb),
-        c_rs(like.c_rs),
-        c_bs(like.c_bs),
-        activation(like.activation),
-        a_(a),
-        b_(b),
-        c_(c) {}
+  /// `plans`' product of values a and b into c; an operand copied into scratch asks for its bytes
+  /// in `scratch` (where the memory plan writes the offset).
+  dot_step(shared_plan<dot_plans> plans, graph::value_index a, graph::value_index b,
+           graph::value_index c, std::vector<scratch_request>& scratch)
+      : plans_(std::move(plans)), a_(a), b_(b), c_(c) {
+    if (plans_->ga.copy) scratch.push_back({plans_->ga.scratch_bytes, &a_scratch_});
+    if (plans_->gb.copy) scratch.push_back({plans_->gb.scratch_bytes, &b_scratch_});
+  }
+  dot_step(const dot_step&) = delete;
+  dot_step& operator=(const dot_step&) = delete;
   void run(void* const* values, std::byte* arena) const override {
+    const dot_plans& p = *plans_;
     const T* pa = static_cast<const T*>(values[a_]);
     const T* pb = static_cast<const T*>(values[b_]);
-    if (ga.copy) {
-      kernels::run_copy(ga.copy_plan, pa, arena + ga.scratch);
-      pa = reinterpret_cast<const T*>(arena + ga.scratch);
+    if (p.ga.copy) {
+      kernels::run_copy(p.ga.copy_plan, pa, arena + a_scratch_);
+      pa = reinterpret_cast<const T*>(arena + a_scratch_);
     }
-    if (gb.copy) {
-      kernels::run_copy(gb.copy_plan, pb, arena + gb.scratch);
-      pb = reinterpret_cast<const T*>(arena + gb.scratch);
+    if (p.gb.copy) {
+      kernels::run_copy(p.gb.copy_plan, pb, arena + b_scratch_);
+      pb = reinterpret_cast<const T*>(arena + b_scratch_);
     }
-    const kernels::matrix_ref<const T> ma(pa, ga.rs, ga.cs, ga.bs), mb(pb, gb.rs, gb.cs, gb.bs);
-    const kernels::matrix_ref<T> mc(static_cast<T*>(values[c_]), c_rs, 1, c_bs);
-    if (bias == graph::no_value && activation == nullptr) {
-      kernels::gemm<T>(plan, ma, mb, mc);
+    const kernels::matrix_ref<const T> ma(pa, p.ga.rs, p.ga.cs, p.ga.bs),
+        mb(pb, p.gb.rs, p.gb.cs, p.gb.bs);
+    const kernels::matrix_ref<T> mc(static_cast<T*>(values[c_]), p.c_rs, 1, p.c_bs);
+    if (bias == graph::no_value && p.activation == nullptr) {
+      kernels::gemm<T>(p.gemm, ma, mb, mc);
     } else {  // a fused dense step
       kernels::dense_epilogue<T> epi;
       if (bias != graph::no_value) epi.bias = static_cast<const T*>(values[bias]);
-      epi.act = activation;
-      kernels::gemm<T>(plan, ma, mb, mc, T(1), T(0), epi);
+      epi.act = p.activation;
+      kernels::gemm<T>(p.gemm, ma, mb, mc, T(1), T(0), epi);
     }
   }
 
-  std::size_t tasks() const noexcept override { return plan.tasks(); }
+  std::size_t tasks() const noexcept override { return plans_->gemm.tasks(); }
+  const shared_plan<dot_plans>& plans() const noexcept { return plans_; }
 
-  kernels::gemm_plan plan;
-  gemm_operand ga, gb;
-  std::ptrdiff_t c_rs = 0, c_bs = 0;
-  graph::value_index bias = graph::no_value;    // fused: one value per column of C
-  kernels::detail::ew_fn activation = nullptr;  // fused: applied to C's finished rows
+  graph::value_index bias = graph::no_value;  // fused: one value per column of C
 
  private:
+  shared_plan<dot_plans> plans_;
+  std::size_t a_scratch_ = 0, b_scratch_ = 0;  // the copies' offsets in the arena
   graph::value_index a_, b_, c_;
 };
 
@@ -204,16 +208,17 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
   const std::size_t batch = detail::product(a_batch, ae), m = detail::product(a_free, ae),
                     k = detail::product(a_con, ae), n = detail::product(b_free, be);
   return detail::with_floating(as.dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
-    auto step = std::make_unique<detail::dot_step<T>>(s.args[0], s.args[1], s.result);
-    detail::plan_gemm_operand(as, a_batch, a_free, a_con, scratch, step->ga);
-    detail::plan_gemm_operand(bs, b_batch, b_con, b_free, scratch, step->gb);
-    step->plan = kernels::plan_gemm<T>(m, n, k, batch);
-    step->c_rs = static_cast<std::ptrdiff_t>(n);
-    step->c_bs = static_cast<std::ptrdiff_t>(m * n);
-    if (fused) {
-      if (fused->has_bias) step->bias = s.args[2];
-      if (fused->has_activation) step->activation = kernels::dense_activation<T>(fused->activation);
-    }
+    detail::dot_plans plans;
+    detail::plan_gemm_operand(as, a_batch, a_free, a_con, plans.ga);
+    detail::plan_gemm_operand(bs, b_batch, b_con, b_free, plans.gb);
+    plans.gemm = kernels::plan_gemm<T>(m, n, k, batch);
+    plans.c_rs = static_cast<std::ptrdiff_t>(n);
+    plans.c_bs = static_cast<std::ptrdiff_t>(m * n);
+    if (fused && fused->has_activation)
+      plans.activation = kernels::dense_activation<T>(fused->activation);
+    auto step = std::make_unique<detail::dot_step<T>>(
+        shared_plan<detail::dot_plans>(std::move(plans)), s.args[0], s.args[1], s.result, scratch);
+    if (fused && fused->has_bias) step->bias = s.args[2];
     return step;
   });
 }
@@ -245,15 +250,14 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
     const kernels::step_kernel& like, const graph::program_step& s,
     std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch) {
   const auto* fused = s.op.get_if<graph::fused_dense_op>();
-  return detail::with_floating(
-      shapes[s.args[0]].dtype(), [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
-        auto step = std::make_unique<detail::dot_step<T>>(
-            static_cast<const detail::dot_step<T>&>(like), s.args[0], s.args[1], s.result);
-        if (step->ga.copy) scratch.push_back({shapes[s.args[0]].num_bytes(), &step->ga.scratch});
-        if (step->gb.copy) scratch.push_back({shapes[s.args[1]].num_bytes(), &step->gb.scratch});
-        if (fused && fused->has_bias) step->bias = s.args[2];
-        return step;
-      });
+  return detail::with_floating(shapes[s.args[0]].dtype(),
+                               [&]<class T>() -> std::unique_ptr<kernels::step_kernel> {
+                                 auto step = std::make_unique<detail::dot_step<T>>(
+                                     static_cast<const detail::dot_step<T>&>(like).plans(),
+                                     s.args[0], s.args[1], s.result, scratch);
+                                 if (fused && fused->has_bias) step->bias = s.args[2];
+                                 return step;
+                               });
 }
 
 }  // namespace nax::runtime

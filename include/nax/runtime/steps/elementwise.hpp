@@ -36,46 +36,32 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
 namespace nax::runtime {
 namespace detail {
 
-// A plan shared by the steps of one op over the same shapes (a plan is a few hundred bytes: a
-// graph repeating its layers would otherwise copy it for every step), next to them in the kernel
-// arena and freed with the last. Its users are steps of one specialization, made by the thread
-// that specializes and destroyed with it by one thread: a plain count.
-struct shared_elementwise_plan final : arena_allocated {
-  explicit shared_elementwise_plan(kernels::elementwise_plan p) : plan(std::move(p)) {}
-  kernels::elementwise_plan plan;
-  std::size_t users = 1;
-};
-
 class elementwise_step final : public kernels::step_kernel, public arena_allocated {
  public:
   /// The plan made by `make_plan()`.
   template <std::invocable MakePlan>
   elementwise_step(MakePlan&& make_plan, std::span<const graph::value_index> args,
                    graph::value_index result)
-      : plan_(new shared_elementwise_plan(make_plan())), result_(result) {
+      : plan_(make_plan()), result_(result) {
     for (graph::value_index a : args) args_.push_back(a);
   }
   /// The plan of `like`, a step of the same op over operands and a result of the same shapes.
   elementwise_step(const elementwise_step& like, std::span<const graph::value_index> args,
                    graph::value_index result)
       : plan_(like.plan_), result_(result) {
-    ++plan_->users;
     for (graph::value_index a : args) args_.push_back(a);
   }
   elementwise_step(const elementwise_step&) = delete;
   elementwise_step& operator=(const elementwise_step&) = delete;
-  ~elementwise_step() override {
-    if (--plan_->users == 0) delete plan_;
-  }
   void run(void* const* values, std::byte*) const override {
     const void* in[3];
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
     void* out[1] = {values[result_]};
-    kernels::run_elementwise(plan_->plan, in, out);
+    kernels::run_elementwise(*plan_, in, out);
   }
 
  private:
-  shared_elementwise_plan* plan_;
+  shared_plan<kernels::elementwise_plan> plan_;
   nax::detail::small_vector<graph::value_index, 3> args_;
   graph::value_index result_;
 };

@@ -60,7 +60,8 @@ class layer_norm_step final : public kernels::step_kernel, public arena_allocate
 
 class spelled_layer_norm_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  spelled_layer_norm_step(kernels::spelled_rows_plan plan, const graph::program_step& s)
+  spelled_layer_norm_step(shared_plan<kernels::spelled_rows_plan> plan,
+                          const graph::program_step& s)
       : plan_(std::move(plan)), x_(s.args[0]), out_(s.result) {
     const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
     spelling_ = {op.square_by_pow, op.divide_by_sqrt, op.epsilon, op.has_gamma, op.has_beta};
@@ -72,12 +73,12 @@ class spelled_layer_norm_step final : public kernels::step_kernel, public arena_
       : spelled_layer_norm_step(like.plan_, s) {}
   void run(void* const* values, std::byte*) const override {
     kernels::run_spelled_layer_norm(
-        plan_, spelling_, values[x_], gamma_ == graph::no_value ? nullptr : values[gamma_],
+        *plan_, spelling_, values[x_], gamma_ == graph::no_value ? nullptr : values[gamma_],
         beta_ == graph::no_value ? nullptr : values[beta_], values[out_]);
   }
 
  private:
-  kernels::spelled_rows_plan plan_;
+  shared_plan<kernels::spelled_rows_plan> plan_;  // (over a kilobyte: shared, not copied)
   kernels::layer_norm_spelling spelling_;
   graph::value_index x_, gamma_ = graph::no_value, beta_ = graph::no_value, out_;
 };
@@ -99,7 +100,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
   }
   if (op.primitives)
     return std::make_unique<detail::spelled_layer_norm_step>(
-        kernels::plan_spelled_rows(out.dtype(), extents_of(out), axis, ops::reduce_kind::mean), s);
+        shared_plan(
+            kernels::plan_spelled_rows(out.dtype(), extents_of(out), axis, ops::reduce_kind::mean)),
+        s);
   return std::make_unique<detail::layer_norm_step>(
       kernels::plan_rows(out.dtype(), extents_of(out), axis), s);
 }

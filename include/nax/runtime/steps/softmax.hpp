@@ -48,18 +48,19 @@ class softmax_step final : public kernels::step_kernel, public arena_allocated {
 
 class spelled_softmax_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  spelled_softmax_step(kernels::spelled_rows_plan plan, kernels::softmax_spelling spelling,
-                       graph::value_index in, graph::value_index out)
+  spelled_softmax_step(shared_plan<kernels::spelled_rows_plan> plan,
+                       kernels::softmax_spelling spelling, graph::value_index in,
+                       graph::value_index out)
       : plan_(std::move(plan)), spelling_(spelling), in_(in), out_(out) {}
   spelled_softmax_step(const spelled_softmax_step& like, graph::value_index in,
                        graph::value_index out)
       : spelled_softmax_step(like.plan_, like.spelling_, in, out) {}
   void run(void* const* values, std::byte*) const override {
-    kernels::run_spelled_softmax(plan_, spelling_, values[in_], values[out_]);
+    kernels::run_spelled_softmax(*plan_, spelling_, values[in_], values[out_]);
   }
 
  private:
-  kernels::spelled_rows_plan plan_;
+  shared_plan<kernels::spelled_rows_plan> plan_;  // (over a kilobyte: shared, not copied)
   kernels::softmax_spelling spelling_;
   graph::value_index in_, out_;
 };
@@ -72,8 +73,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
   const graph::softmax_op& op = s.as<graph::softmax_op>();
   if (op.primitives)
     return std::make_unique<detail::spelled_softmax_step>(
-        kernels::plan_spelled_rows(out.dtype(), extents_of(out), op.axis,
-                                   op.subtract_max ? ops::reduce_kind::max : ops::reduce_kind::sum),
+        shared_plan(kernels::plan_spelled_rows(
+            out.dtype(), extents_of(out), op.axis,
+            op.subtract_max ? ops::reduce_kind::max : ops::reduce_kind::sum)),
         kernels::softmax_spelling{op.subtract_max, op.divide}, s.args[0], s.result);
   return std::make_unique<detail::softmax_step>(
       kernels::plan_rows(out.dtype(), extents_of(out), op.axis), s.args[0], s.result);
