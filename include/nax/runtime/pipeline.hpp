@@ -78,11 +78,12 @@ struct pipeline {
 /// the chain is better run whole: under `automatic` when its intermediates fit in L2 or it would
 /// make fewer than two tiles per lane; under `always` when it would make fewer than two tiles.
 /// `tile`, if not 0, is the tile size to use (at least 2 for a chain with a product).
-/// (`recipe`: p's, runtime/specialization_recipe.hpp.)
+/// (`recipe`: p's, runtime/specialization_recipe.hpp; `value_bytes`: each value's bytes in
+/// `shapes`.)
 NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(
     const graph::program& p, const specialization_recipe& recipe, std::uint32_t c,
-    std::span<const nax::shape> shapes, std::size_t threads, graph::pipelining mode,
-    std::size_t tile = 0);
+    std::span<const nax::shape> shapes, std::span<const std::size_t> value_bytes,
+    std::size_t threads, graph::pipelining mode, std::size_t tile = 0);
 
 /// Makes the stages' kernels (planned for threads / lanes threads; their scratch appended to
 /// `scratch`, tagged with the chain's first step) and the tiled values. ring_of[v] is set to
@@ -139,12 +140,10 @@ NAX_RUNTIME_INLINE std::size_t pipeline::state_bytes() const {
   return tables + stages.size() * (sizeof(std::uint32_t) + 1 + tiles);
 }
 
-NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p,
-                                                         const specialization_recipe& recipe,
-                                                         std::uint32_t c,
-                                                         std::span<const nax::shape> shapes,
-                                                         std::size_t threads,
-                                                         graph::pipelining mode, std::size_t tile) {
+NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(
+    const graph::program& p, const specialization_recipe& recipe, std::uint32_t c,
+    std::span<const nax::shape> shapes, std::span<const std::size_t> value_bytes,
+    std::size_t threads, graph::pipelining mode, std::size_t tile) {
   if (mode == graph::pipelining::off) return std::nullopt;
   const graph::pipeline_chain& chain = p.pipelines[c];
   const nax::shape& first = shapes[p.steps[chain.steps.front()].result];
@@ -163,7 +162,7 @@ NAX_RUNTIME_INLINE std::optional<pipeline> plan_pipeline(const graph::program& p
   // (Each value's bytes are a multiple of n: one division at the end.)
   std::size_t row_bytes = 0, ring_row_bytes = 0;
   for (const specialization_recipe::chain_value& cv : recipe.chain_values[c]) {
-    const std::size_t b = shapes[cv.value].num_bytes();
+    const std::size_t b = value_bytes[cv.value];
     row_bytes += b;
     if (cv.ring) ring_row_bytes += b;
   }
