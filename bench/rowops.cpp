@@ -179,7 +179,6 @@ std::vector<variant> variants(data& d, bool softmax_op, int t, torch_process& to
   const auto& gamma = d.gamma;
   const auto& beta = d.beta;
   const float* xp = d.x.data();
-  float* yp = d.out.data;
   std::vector<variant> vs;
 
   if (softmax_op)
@@ -202,6 +201,7 @@ std::vector<variant> variants(data& d, bool softmax_op, int t, torch_process& to
         }));
 #if NAX_BENCH_HAVE_EIGEN
   {
+    float* yp = d.out.data;
     const float* gp = d.gamma.data();
     const float* bp = d.beta.data();
     auto run = [=] {
