@@ -141,6 +141,35 @@ TEST_CASE("a specialization of a 900-step graph makes fewer than 50 allocations"
   CHECK(made < 50);  // issue 20's target (was one per step and more)
 }
 
+TEST_CASE("a shared plan is one object for all its users, freed with the last of them") {
+  struct counted_plan {
+    int* alive;
+    int value;
+    explicit counted_plan(int* a, int v) : alive(a), value(v) { ++*alive; }
+    counted_plan(counted_plan&& other) noexcept : alive(other.alive), value(other.value) {
+      ++*alive;
+    }
+    ~counted_plan() { --*alive; }
+  };
+  int alive = 0;
+  {
+    const nax::runtime::kernel_arena_scope scope(4096);
+    auto first = std::make_unique<nax::runtime::shared_plan<counted_plan>>(counted_plan(&alive, 7));
+    CHECK(alive == 1);  // the temporary moved in is gone
+    auto second = std::make_unique<nax::runtime::shared_plan<counted_plan>>(*first);
+    const nax::runtime::shared_plan<counted_plan> third(*second);
+    CHECK(alive == 1);
+    CHECK(&**first == &*third);
+    CHECK(third->value == 7);
+    first.reset();  // any order
+    CHECK(alive == 1);
+    CHECK((*second)->value == 7);
+    second.reset();
+    CHECK(alive == 1);
+  }
+  CHECK(alive == 0);  // with the last user (after the scope: the slab outlives it)
+}
+
 TEST_CASE("steps copying an earlier step's kernel give the bits of kernels planned alone") {
   // Two blocks of the same shapes on different inputs: the second block's steps copy the first
   // one's kernels (plan_memo); the second block compiled alone plans its own.
