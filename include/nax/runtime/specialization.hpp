@@ -341,12 +341,10 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   // scratch, then the pipelines' bookkeeping, in one memory plan over the schedule's groups: a
   // value lives from its producer's group to its last reader's.
   const std::vector<std::uint32_t>& group_of = s->schedule.group_of;
-  // (Sized first and filled by index: a push_back of each, not inlined, cost 8% of level 2 here,
-  // its argument read back whole right after being written field by field.)
-  std::size_t buffers = 0;
-  for (std::size_t v = 0; v < n; ++v)
-    buffers += s->roles[v] == graph::value_role::intermediate && alias_of[v] == v;
-  std::vector<buffer_request> requests(buffers + scratch.size() + s->pipelines.size());
+  // (Sized for the most there can be, filled by index, cut to the count at the end: a push_back
+  // of each, not inlined, cost 8% of level 2 here, its argument read back whole right after being
+  // written field by field.)
+  std::vector<buffer_request> requests(n + scratch.size() + s->pipelines.size());
   // Per value: its request, and the first and last groups that touch it (one vector: one
   // allocation).
   struct value_life {
@@ -389,6 +387,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   for (const scratch_request& r : scratch)
     requests[next++] = {r.bytes, group_of[r.step], group_of[r.step]};
   for (const pipeline& pl : s->pipelines) requests[next++] = {pl.state_bytes(), pl.group, pl.group};
+  requests.resize(next);
   const memory_plan plan = plan_memory(requests);
   s->offsets.assign(n, 0);
   for (std::size_t v = 0; v < n; ++v)
