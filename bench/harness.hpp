@@ -499,8 +499,9 @@ void print_header(const char* title, const std::string& torch_info) {
   flags.erase(0, flags.find_first_not_of(' '));
   std::printf("flags:      %s (__cplusplus %ld, OpenMP %d)\n", flags.c_str(),
               static_cast<long>(__cplusplus), _OPENMP);
-  std::printf("nax SIMD:   %s (%zu floats per vector)\n", nax::simd::arch::name(),
-              nax::simd::width<float>);
+  std::printf("nax SIMD:   %s (%zu floats per vector); row kernels %s (%zu floats)\n",
+              nax::simd::arch::name(), nax::simd::width<float>, nax::simd::row_arch::name(),
+              nax::simd::row_vec<float>::size);
   const nax::cache_sizes& caches = nax::machine_caches();  // they size the blocking
   std::printf("caches:     L1d %zu KiB (%s), L2 %zu KiB (%s), L3 %zu KiB shared by %zu (%s)\n",
               caches.l1d >> 10, nax::to_string(caches.l1d_source), caches.l2 >> 10,

@@ -30,6 +30,25 @@ TEST_CASE("vector widths follow the chosen instruction set") {
   CHECK(nax::simd::width<std::int32_t> == nax::simd::width<float>);
 }
 
+TEST_CASE_TEMPLATE("row vectors: AVX-512 where the flags enable it; join keeps lane order", T,
+                   float, double) {
+  using W = nax::simd::row_vec<T>;
+  using H = nax::simd::vec<T>;
+  static_assert(W::size == H::size || W::size == 2 * H::size);
+#if XSIMD_WITH_AVX512F && !defined(NAX_SIMD_ARCH) && !defined(NAX_ROW_SIMD_ARCH)
+  static_assert(sizeof(typename W::register_type) == 64);
+#elif !XSIMD_WITH_AVX512F && !defined(NAX_ROW_SIMD_ARCH)
+  static_assert(std::is_same_v<W, H>);
+#endif
+  if constexpr (W::size == 2 * H::size) {
+    alignas(64) T in[W::size], out[W::size];
+    for (std::size_t j = 0; j < W::size; ++j) in[j] = T(j) * T(1.5) - T(7);
+    const W joined = nax::simd::join<W>(H::load_aligned(in), H::load_aligned(in + H::size));
+    joined.store_aligned(out);
+    for (std::size_t j = 0; j < W::size; ++j) CHECK(out[j] == in[j]);
+  }
+}
+
 TEST_CASE_TEMPLATE("helpers agree on scalars and vectors", T, float, double) {
   using V = nax::simd::vec<T>;
   const T a = T(-2.5), b = T(4);

@@ -8,6 +8,8 @@
 
 #include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
 
+#include <nax/simd/arch.hpp>
+
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -260,6 +262,33 @@ TEST_CASE_TEMPLATE("an AVX2+FMA batch gives the same bits as scalars and AVX-512
   }
 }
 #endif
+
+// exp_in_range(v) must give exp(v)'s bits wherever every lane is within exp_fast_limit (the row
+// ops check a row, then skip exp's own check), at both widths the kernels use.
+template <class T, class V>
+void check_exp_in_range() {
+  const T limit = nax::simd::exp_fast_limit<T>;
+  std::vector<T> xs = {-limit, limit, T(0), -T(0), std::nextafter(-limit, T(0))};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<T> u(-limit, limit), small(T(-1), T(1));
+  for (int k = 0; k < 4000; ++k) xs.push_back(k % 2 ? u(rng) : small(rng));
+  while (xs.size() % V::size) xs.push_back(T(0.5));
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < xs.size(); i += V::size) {
+    const V v = V::load_unaligned(xs.data() + i);
+    alignas(64) T fast[V::size], full[V::size];
+    nax::simd::exp_in_range(v).store_aligned(fast);
+    nax::simd::exp(v).store_aligned(full);
+    mismatches += static_cast<std::size_t>(std::memcmp(fast, full, sizeof fast) != 0);
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE_TEMPLATE("exp_in_range gives exp's bits in range, at the kernels' widths", T, float,
+                   double) {
+  check_exp_in_range<T, nax::simd::vec<T>>();
+  check_exp_in_range<T, nax::simd::row_vec<T>>();
+}
 
 TEST_CASE_TEMPLATE("every float in [-20, 20] (NAX_SLOW_TESTS)", T, float) {
   if (!slow_tests()) return;

@@ -1,15 +1,17 @@
 // layer_norm against a double reference: short and long rows, inner and outer axes, gamma and
 // beta as tensors, scalars or expressions, data with a large offset (where sum-of-squares
-// cancels), and its errors.
+// cancels), and its errors; the same bits from an expression, a tensor and the runtime's kernel.
 #include <nax/typed/layer_norm.hpp>
 
 #include <nax/exec/cache_info.hpp>
+#include <nax/kernels/rows.hpp>
 #include <nax/typed/elementwise.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 using r_ax = nax::axis<"r">;
 using h_ax = nax::axis<"h">;
@@ -92,5 +94,28 @@ TEST_CASE("an output larger than the cache share (streamed) has the bits of a sm
       const auto small = nax::layer_norm<h_ax>(part, gamma, beta, 1e-5f);
       CHECK(std::memcmp(small.data(), big.data() + first * n, 3 * n * sizeof(float)) == 0);
     }
+  }
+}
+
+TEST_CASE("layer_norm of an expression, of a tensor and by the runtime's kernel: the same bits") {
+  // Rows read at simd::row_vec's width: x * 2 as two of the expression's vectors joined where
+  // row_vec is wider, the tensor and the runtime's pointer with one load. Row lengths around the
+  // widths, and past the cached-row threshold (Welford's pass).
+  for (const std::size_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1024, 9000}) {
+    CAPTURE(n);
+    nax::tensor<float, r_ax, h_ax> x(r_ax{3}, h_ax{n});
+    fill_wave(x, 3.0, 2.0);
+    nax::tensor<float, h_ax> gamma(h_ax{n}), beta(h_ax{n});
+    fill_wave(gamma, 1.0, 0.5);
+    fill_wave(beta, 0.0, 0.25);
+    const nax::tensor<float, r_ax, h_ax> t = x * 2.0f;
+    const auto from_expression = nax::layer_norm<h_ax>(x * 2.0f, gamma * 1.0f, beta, 1e-5f);
+    const auto from_tensor = nax::layer_norm<h_ax>(t, gamma, beta, 1e-5f);
+    CHECK(std::memcmp(from_expression.data(), from_tensor.data(), 3 * n * sizeof(float)) == 0);
+    const std::size_t ext[] = {3, n};
+    const nax::kernels::rows_plan p = nax::kernels::plan_rows(nax::dtype::f32, ext, 1);
+    std::vector<float> runtime(3 * n);
+    nax::kernels::run_layer_norm(p, t.data(), gamma.data(), beta.data(), 1e-5f, runtime.data());
+    CHECK(std::memcmp(from_tensor.data(), runtime.data(), 3 * n * sizeof(float)) == 0);
   }
 }

@@ -16,8 +16,9 @@ namespace nax::detail {
 
 template <class V>
 struct layer_norm_row {
-  using vec = simd::vec<V>;
-  static constexpr std::size_t w = simd::width<V>;
+  /// The row kernels' vectors: AVX-512 where the flags enable it (simd::row_arch).
+  using vec = simd::row_vec<V>;
+  static constexpr std::size_t w = vec::size;
   static constexpr bool streams_rows = true;  // streamed_row_kernel
   V eps;
 
@@ -32,25 +33,26 @@ struct layer_norm_row {
       // The first sweep reads the row from memory: the previous row's deferred output (a
       // streamed writer) goes out meanwhile.
       auto drain = out.drain();
-      mu = reduce_row<sum, V>(
+      mu = reduce_row<sum, V, vec>(
                x, n, [](const vec& v) { return v; }, drain) /
            static_cast<V>(n);
       out.drained(drain);
       const vec m(mu);
       // (From L1: the next row's input is fetched meanwhile, by a streamed writer.)
       var =
-          reduce_row<sum, V>(
+          reduce_row<sum, V, vec>(
               x, n, [&](const vec& v) { return (v - m) * (v - m); }, [&] { out.prefetch_step(); }) /
           static_cast<V>(n);
     } else {
       welford(x, n, mu, var);
     }
     const vec shift(mu), scale(V(1) / std::sqrt(var + eps));
-    write_row<V>(out, n, [&](std::size_t at, bool is_tail) {
+    write_row<vec>(out, n, [&](std::size_t at, bool is_tail) {
       if (is_tail)
-        return simd::fma((x.load_tail(at, n - at) - shift) * scale, gamma.load_tail(at, n - at),
-                         beta.load_tail(at, n - at));
-      return simd::fma((x.load(at) - shift) * scale, gamma.load(at), beta.load(at));
+        return simd::fma((load_tail_as<vec>(x, at, n - at) - shift) * scale,
+                         load_tail_as<vec>(gamma, at, n - at), load_tail_as<vec>(beta, at, n - at));
+      return simd::fma((load_as<vec>(x, at) - shift) * scale, load_as<vec>(gamma, at),
+                       load_as<vec>(beta, at));
     });
   }
 
@@ -61,7 +63,7 @@ struct layer_norm_row {
     vec mean(V(0)), m2(V(0));
     std::size_t i = 0, k = 0;
     for (; i + w <= n; i += w) {
-      const vec v = x.load(i);
+      const vec v = load_as<vec>(x, i);
       const vec delta = v - mean;
       mean += delta * vec(V(1) / static_cast<V>(++k));
       m2 += delta * (v - mean);
@@ -70,7 +72,7 @@ struct layer_norm_row {
     mean.store_aligned(means);
     m2.store_aligned(m2s);
     const std::size_t rest = n - i;
-    if (rest) x.load_tail(i, rest).store_aligned(tail);
+    if (rest) load_tail_as<vec>(x, i, rest).store_aligned(tail);
     // Lane j has seen k values, plus one from the tail if j < rest; merge the lanes pairwise.
     V count = 0, sq = 0;
     mu = 0;

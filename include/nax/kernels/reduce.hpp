@@ -74,6 +74,15 @@ struct pointer_reader {
   simd::vec<T> load_tail(std::size_t i, std::size_t n) const {
     return nax::detail::load_partial<T>(p + i, 1, n);
   }
+  /// A row kernel's wider vector (nax::detail::load_as).
+  template <class W>
+  W load_as(std::size_t i) const {
+    return W::load_unaligned(p + i);
+  }
+  template <class W>
+  W load_tail_as(std::size_t i, std::size_t n) const {
+    return nax::detail::load_partial_as<W>(p + i, 1, n);
+  }
   T scalar(std::size_t i) const { return p[i]; }
 };
 

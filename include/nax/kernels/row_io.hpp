@@ -27,15 +27,60 @@ constexpr T pad_value() {
 template <class L, class T>
 using loaded_t = std::conditional_t<std::is_same_v<T, bool>, simd::mask<L>, simd::vec<T>>;
 
+/// Loads `n <= W::size` elements at stride `step` into a padded vector (or mask) W.
+template <class W, class T>
+W load_partial_as(const T* p, std::ptrdiff_t step, std::size_t n) {
+  alignas(64) T tmp[W::size];
+  for (std::size_t j = 0; j < W::size; ++j)
+    tmp[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
+  return W::load_aligned(tmp);
+}
+
 /// Loads `n <= width` elements at stride `step` into a padded vector (or mask).
 template <class L, class T>
 loaded_t<L, T> load_partial(const T* p, std::ptrdiff_t step, std::size_t n) {
-  constexpr std::size_t w = loaded_t<L, T>::size;
-  alignas(64) T tmp[w];
-  for (std::size_t j = 0; j < w; ++j)
-    tmp[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
-  return loaded_t<L, T>::load_aligned(tmp);
+  return load_partial_as<loaded_t<L, T>>(p, step, n);
 }
+
+/// The vector W at positions [i, i + W::size) of a row reader's row (W: a row kernel's vector,
+/// simd::row_vec): the reader's own load when its vectors are W's, its load_as when it has one
+/// (a leaf: one wide load), else two of its vectors joined (an expression evaluated at its own
+/// width: a lane's bits do not depend on the width).
+template <class W, class Reader>
+[[gnu::always_inline]] inline W load_as(const Reader& x, std::size_t i) {
+  using H = decltype(x.load(i));
+  if constexpr (std::is_same_v<W, H>)
+    return x.load(i);
+  else if constexpr (requires { x.template load_as<W>(i); })
+    return x.template load_as<W>(i);
+  else
+    return simd::join<W>(x.load(i), x.load(i + H::size));
+}
+
+/// The `n < W::size` elements from i of a row reader's row as a padded vector W (load_as's
+/// tail). The lanes past n hold padding or repeat the row's own values: callers discard them.
+template <class W, class Reader>
+W load_tail_as(const Reader& x, std::size_t i, std::size_t n) {
+  using H = decltype(x.load(i));
+  if constexpr (std::is_same_v<W, H>) {
+    return x.load_tail(i, n);
+  } else if constexpr (requires { x.template load_tail_as<W>(i, n); }) {
+    return x.template load_tail_as<W>(i, n);
+  } else {
+    if (n > H::size) return simd::join<W>(x.load(i), x.load_tail(i + H::size, n - H::size));
+    const H part = n == H::size ? x.load(i) : x.load_tail(i, n);
+    return simd::join<W>(part, part);
+  }
+}
+
+/// Whether X is a vector of T (not a mask, not another lane type).
+template <class X, class T>
+inline constexpr bool is_vec_of = [] {
+  if constexpr (xsimd::is_batch<X>::value)
+    return std::is_same_v<typename X::value_type, T>;
+  else
+    return false;
+}();
 
 /// Does nothing: the side work of a row sweep that has none.
 struct no_side_work {
@@ -51,6 +96,48 @@ inline void prefetch_range(const void* p, std::size_t bytes) {
 /// Rows up to this size are swept more than once by the row ops, from cache.
 inline constexpr std::size_t cached_row_bytes = 32 * 1024;
 
+/// The next row's input, fetched a cache line at a time while a kernel sweeps this row from L1
+/// (memory would idle meanwhile): the row drivers give it the next row's ranges (later()), a
+/// kernel calls step() through its writer's prefetch_step() in such a sweep, and the driver
+/// fetches the rest after the row. Asked all at once at the start of a row, the fetches held up
+/// the row behind them: a prefetch waits for a free line fill buffer, and so did every
+/// instruction after it (measured: 30% of softmax's time, on an Intel).
+class row_prefetch {
+ public:
+  /// [p, p + bytes) is to be fetched. Up to four ranges per row; more are fetched at once.
+  void later(const void* p, std::size_t bytes) {
+    if (ranges_ == max_ranges) return prefetch_range(p, bytes);
+    fetch_[ranges_++] = {static_cast<const char*>(p), static_cast<const char*>(p) + bytes};
+  }
+  /// Fetches the next line of the ranges given to later(); false once there is none left.
+  bool step() {
+    while (ranges_ > 0) {
+      fetch_range& f = fetch_[ranges_ - 1];
+      if (f.next < f.end) {
+        __builtin_prefetch(f.next, 0, 3);
+        f.next += 64;
+        return true;
+      }
+      --ranges_;
+    }
+    return false;
+  }
+  /// Fetches what step() has not.
+  void rest() {
+    for (; ranges_ > 0; --ranges_)
+      for (const char* c = fetch_[ranges_ - 1].next; c < fetch_[ranges_ - 1].end; c += 64)
+        __builtin_prefetch(c, 0, 3);
+  }
+
+ private:
+  struct fetch_range {
+    const char *next, *end;
+  };
+  static constexpr std::size_t max_ranges = 4;
+  fetch_range fetch_[max_ranges];
+  std::size_t ranges_ = 0;
+};
+
 /// One row of a destination as a kernel writes it: `store(i, v)` (a vector, or a mask for a bool
 /// destination), `store_tail(i, n, v)`, `load(i)` (to rewrite in place) and `at(i)`; at unit
 /// stride when `Contiguous`, else at `step` (contiguous rows still store directly).
@@ -59,10 +146,12 @@ struct row_writer {
   static constexpr bool deferred = false;
   T* p;
   std::ptrdiff_t step;
+  /// The next row's input, when the row driver fetches it during the row (prefetch_step).
+  row_prefetch* fetch = nullptr;
   T& at(std::size_t i) const { return p[Contiguous ? i : static_cast<std::ptrdiff_t>(i) * step]; }
   template <class X>
   void store(std::size_t i, const X& v) const {
-    if constexpr (std::is_same_v<X, simd::vec<T>>) {
+    if constexpr (is_vec_of<X, T>) {
       if (Contiguous || step == 1) return v.store_unaligned(&at(i));
     }
     store_tail(i, X::size, v);
@@ -82,8 +171,10 @@ struct row_writer {
   /// The previous row's deferred output (row_stream): none here.
   no_side_work drain() const { return {}; }
   void drained(no_side_work) const {}
-  /// The next row is fetched by the row driver (row_stream::prefetch_later): nothing here.
-  void prefetch_step() const {}
+  /// A line of the next row's input (row_prefetch), if the driver gave its ranges.
+  void prefetch_step() const {
+    if (fetch) fetch->step();
+  }
 };
 
 /// The streamed output of a thread's rows (each at most cached_row_bytes), one row behind: a
@@ -97,8 +188,9 @@ struct row_writer {
 template <class T>
 class row_stream {
  public:
-  static constexpr std::size_t w = simd::width<T>;
-  using vec = simd::vec<T>;
+  /// The row kernels' vectors (simd::row_vec): a kernel drains one per vector it reads.
+  using vec = simd::row_vec<T>;
+  static constexpr std::size_t w = vec::size;
 
   row_stream() noexcept {}  // NOLINT: the buffer needs no initialization
   row_stream(const row_stream&) = delete;
@@ -121,10 +213,8 @@ class row_stream {
     scale_ = scale;
     scaled_ = scaled;
     // The elements before p's first vector-aligned address go with ordinary stores (flush()).
-    const std::size_t off = reinterpret_cast<std::uintptr_t>(p) % simd::stream_alignment;
-    head_ = off == 0 || off % sizeof(T) != 0
-                ? 0
-                : std::min(n, (simd::stream_alignment - off) / sizeof(T));
+    const std::size_t off = reinterpret_cast<std::uintptr_t>(p) % sizeof(vec);
+    head_ = off == 0 || off % sizeof(T) != 0 ? 0 : std::min(n, (sizeof(vec) - off) / sizeof(T));
     next_ = head_;
     aligned_ = off % sizeof(T) == 0;
   }
@@ -170,32 +260,8 @@ class row_stream {
     n_ = head_ = next_ = 0;
   }
 
-  /// The next row's input [p, p + bytes): fetched a cache line per prefetch_step(), which a
-  /// kernel calls in a sweep that runs from L1 (memory would idle meanwhile), and the rest by
-  /// prefetch_rest() after the row. (Asked all at once, at the start of a row, the fetches
-  /// queued up behind each other and behind that row's own reads.) Up to four ranges per row.
-  void prefetch_later(const void* p, std::size_t bytes) {
-    if (ranges_ == max_ranges) return prefetch_range(p, bytes);
-    fetch_[ranges_++] = {static_cast<const char*>(p), static_cast<const char*>(p) + bytes};
-  }
-  /// Fetches the next line of the ranges given to prefetch_later.
-  void prefetch_step() {
-    while (ranges_ > 0) {
-      fetch_range& f = fetch_[ranges_ - 1];
-      if (f.next < f.end) {
-        __builtin_prefetch(f.next, 0, 3);
-        f.next += 64;
-        return;
-      }
-      --ranges_;
-    }
-  }
-  /// Fetches what prefetch_step has not.
-  void prefetch_rest() {
-    for (; ranges_ > 0; --ranges_)
-      for (const char* c = fetch_[ranges_ - 1].next; c < fetch_[ranges_ - 1].end; c += 64)
-        __builtin_prefetch(c, 0, 3);
-  }
+  /// The next row's input, fetched during the row (row_prefetch).
+  row_prefetch& prefetch() { return fetch_; }
 
   /// flush(), then orders the non-temporal stores before later stores.
   void finish() {
@@ -204,13 +270,8 @@ class row_stream {
   }
 
  private:
-  struct fetch_range {
-    const char *next, *end;
-  };
-  static constexpr std::size_t max_ranges = 4;
   alignas(64) T buffer_[cached_row_bytes / sizeof(T)];
-  fetch_range fetch_[max_ranges];
-  std::size_t ranges_ = 0;
+  row_prefetch fetch_;
   T* dst_ = nullptr;
   std::size_t n_ = 0, head_ = 0, next_ = 0;
   T scale_ = T(1);
@@ -228,8 +289,8 @@ struct stream_row_writer {
   T* p;
   typename row_stream<T>::drainer drain() const { return stream->drain(); }
   void drained(const typename row_stream<T>::drainer& d) const { stream->drained(d); }
-  /// A line of the next row's input (row_stream::prefetch_later).
-  void prefetch_step() const { stream->prefetch_step(); }
+  /// A line of the next row's input (row_prefetch).
+  void prefetch_step() const { stream->prefetch().step(); }
 };
 
 /// A row kernel that writes each output row once, through write_row (or a stream_row_writer's

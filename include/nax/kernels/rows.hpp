@@ -182,18 +182,19 @@ void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns colu
       constexpr bool Stream = decltype(stream)::value;
       auto body = [&](std::size_t lo, std::size_t hi) {
         std::conditional_t<Stream, nax::detail::row_stream<V>, char> out{};
+        nax::detail::row_prefetch own_fetch;
+        nax::detail::row_prefetch* fetch = &own_fetch;
+        if constexpr (Stream) fetch = &out.prefetch();
         for (std::size_t r = lo; r < hi; ++r) {
-          // Fetch the next row while this one is computed, as the typed row driver does: a
-          // streamed writer's kernel spreads the fetches over a sweep from L1.
-          const bool next = r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes;
-          if constexpr (Stream) {
-            if (next) out.prefetch_later(x + (r + 1) * n, n * sizeof(V));
+          // Fetch the next row while this one is computed, as the typed row driver does: the
+          // kernel spreads the fetches over a sweep from L1 (row_prefetch).
+          if (r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes)
+            fetch->later(x + (r + 1) * n, n * sizeof(V));
+          if constexpr (Stream)
             rows(x + r * n, nax::detail::stream_row_writer<V>{&out, y + r * n});
-            out.prefetch_rest();
-          } else {
-            if (next) nax::detail::prefetch_range(x + (r + 1) * n, n * sizeof(V));
-            rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1});
-          }
+          else
+            rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1, fetch});
+          fetch->rest();
         }
         if constexpr (Stream) out.finish();
       };

@@ -18,12 +18,13 @@
 
 namespace nax::detail {
 
-// out[i] = f(i, tail) for a row, vector by vector, with a padded tail. A deferred writer
-// (stream_row_writer) gets the row in its stream's buffer, written to memory while the next row
-// is read.
-template <class V, class Writer, class F>
+// out[i] = f(i, tail) for a row, vector by vector (f returns a Vec), with a padded tail. A
+// deferred writer (stream_row_writer) gets the row in its stream's buffer, written to memory
+// while the next row is read.
+template <class Vec, class Writer, class F>
 void write_row(const Writer& out, std::size_t n, F f) {
-  constexpr std::size_t w = simd::width<V>;
+  using V = typename Vec::value_type;
+  constexpr std::size_t w = Vec::size;
   std::size_t i = 0;
   if constexpr (Writer::deferred) {
     assert(n * sizeof(V) <= cached_row_bytes);  // the drivers defer cached rows only
@@ -38,15 +39,34 @@ void write_row(const Writer& out, std::size_t n, F f) {
   }
 }
 
+// max over vectors as one instruction (vmaxps), for the first sweep of a row. Without a NaN it
+// gives reducers::max's value: the two differ only in which of +0 and -0 a tie gives, and x - max
+// then gives an exp of 1 and a log_softmax of -log(sum) either way. A NaN may be dropped from the
+// max, but the sweep finds it, the exps then take exp's general path, and the NaN's exp makes the
+// sum, so every output of the row, NaN.
+struct unordered_max : reducers::max {
+  template <class X>
+  static X combine(const X& a, const X& b) {
+    if constexpr (simd::is_vec_v<X>)
+      return xsimd::max(a, b);
+    else
+      return reducers::max::combine(a, b);
+  }
+};
+
 template <class V, bool Log>
 struct softmax_row {
-  using vec = simd::vec<V>;
-  static constexpr std::size_t w = simd::width<V>;
+  /// The row kernels' vectors: AVX-512 where the flags enable it (simd::row_arch).
+  using vec = simd::row_vec<V>;
+  static constexpr std::size_t w = vec::size;
   static constexpr bool streams_rows = true;  // streamed_row_kernel
 
   template <class Reader, class Writer>
   void operator()(const Reader& x, const Writer& out, std::size_t n) const {
-    auto load = [&](std::size_t i, bool tail) { return tail ? x.load_tail(i, n - i) : x.load(i); };
+    auto at = [&](std::size_t i) { return load_as<vec>(x, i); };
+    auto load = [&](std::size_t i, bool tail) {
+      return tail ? load_tail_as<vec>(x, i, n - i) : at(i);
+    };
     V max_v, sum_v;
     if (n * sizeof(V) <= cached_row_bytes) {
       // A cached row's exps (softmax), a whole number of vectors. A streamed row's go to its
@@ -60,12 +80,12 @@ struct softmax_row {
       // exps skip exp's per-vector range check (the bits are exp's either way).
       auto drain = out.drain();
       vec lo(std::numeric_limits<V>::infinity());
-      simd::mask<V> nan(false);
-      max_v = reduce_row<reducers::max, V>(
+      simd::row_mask<V> nan(false);
+      max_v = reduce_row<unordered_max, V, vec>(
           x, n,
           [&](const vec& v) {
-            lo = simd::min(lo, v);  // a padded tail's 1 can only make the check fail
-            nan = nan | simd::is_nan(v);
+            lo = xsimd::min(lo, v);  // a padded tail can only make the check fail
+            nan = nan | xsimd::isnan(v);
             return v;
           },
           drain);
@@ -78,12 +98,12 @@ struct softmax_row {
         std::size_t i = 0;
         if constexpr (Log) {
           for (; i + 2 * w <= n; i += 2 * w) {
-            out.prefetch_step();
-            s0 += exp(x.load(i) - mx);
-            s1 += exp(x.load(i + w) - mx);
+            prefetch_line(out);
+            s0 += exp(at(i) - mx);
+            s1 += exp(at(i + w) - mx);
           }
-          for (; i + w <= n; i += w) s0 += exp(x.load(i) - mx);
-          if (i < n) s1 += keep_first<reducers::sum>(exp(x.load_tail(i, n - i) - mx), n - i);
+          for (; i + w <= n; i += w) s0 += exp(at(i) - mx);
+          if (i < n) s1 += keep_first<reducers::sum>(exp(load(i, true) - mx), n - i);
         } else {
           if constexpr (Writer::deferred) {
             out.stream->flush();
@@ -92,23 +112,23 @@ struct softmax_row {
           // The exps go to a buffer in L1 (the padded tail's too, so the last vector is whole),
           // which the third sweep scales into the output (a streamed one, as it drains): the
           // output is written once and never read back.
-          // The next row's input is fetched meanwhile, a line per two vectors (a streamed
+          // The next row's input is fetched meanwhile, a line per line read (a streamed
           // writer's prefetch_step).
           for (; i + 2 * w <= n; i += 2 * w) {
-            out.prefetch_step();
-            const vec e0 = exp(x.load(i) - mx), e1 = exp(x.load(i + w) - mx);
+            prefetch_line(out);
+            const vec e0 = exp(at(i) - mx), e1 = exp(at(i + w) - mx);
             e0.store_aligned(row_buffer + i);
             e1.store_aligned(row_buffer + i + w);
             s0 += e0;
             s1 += e1;
           }
           for (; i + w <= n; i += w) {
-            const vec e = exp(x.load(i) - mx);
+            const vec e = exp(at(i) - mx);
             e.store_aligned(row_buffer + i);
             s0 += e;
           }
           if (i < n) {
-            const vec e = exp(x.load_tail(i, n - i) - mx);
+            const vec e = exp(load(i, true) - mx);
             e.store_aligned(row_buffer + i);
             s1 += keep_first<reducers::sum>(e, n - i);
           }
@@ -124,24 +144,31 @@ struct softmax_row {
         return;
       } else if constexpr (!Log) {
         const vec inv(V(1) / sum_v);
-        write_row<V>(out, n, [&](std::size_t at, bool) {
-          return vec::load_unaligned(row_buffer + at) * inv;
-        });
+        write_row<vec>(
+            out, n, [&](std::size_t i, bool) { return vec::load_unaligned(row_buffer + i) * inv; });
         return;
       }
     } else {
       online(x, n, max_v, sum_v);
       if constexpr (!Log) {
         const vec inv(V(1) / sum_v), mx(max_v);
-        write_row<V>(out, n,
-                     [&](std::size_t i, bool tail) { return simd::exp(load(i, tail) - mx) * inv; });
+        write_row<vec>(
+            out, n, [&](std::size_t i, bool tail) { return simd::exp(load(i, tail) - mx) * inv; });
         return;
       }
     }
     // (x - max) - log(sum): x - max is exact near the max, where x - (max + log(sum)) would
     // round at the scale of x.
     const vec mx(max_v), log_sum(simd::log(sum_v));
-    write_row<V>(out, n, [&](std::size_t i, bool tail) { return (load(i, tail) - mx) - log_sum; });
+    write_row<vec>(out, n,
+                   [&](std::size_t i, bool tail) { return (load(i, tail) - mx) - log_sum; });
+  }
+
+  // The prefetch_steps of one iteration of the exp sweep (two vectors read): a line of the next
+  // row per line of this one.
+  template <class Writer>
+  static void prefetch_line(const Writer& out) {
+    for (std::size_t k = 0; k < 2 * sizeof(vec) / 64; ++k) out.prefetch_step();
   }
 
   // One pass: per lane, a running max m and the sum s of exp(x - m), rescaled when m grows.
@@ -155,8 +182,8 @@ struct softmax_row {
       m = mn;
     };
     std::size_t i = 0;
-    for (; i + w <= n; i += w) step(x.load(i), w);
-    if (i < n) step(keep_first<reducers::max>(x.load_tail(i, n - i), n - i), n - i);
+    for (; i + w <= n; i += w) step(load_as<vec>(x, i), w);
+    if (i < n) step(keep_first<reducers::max>(load_tail_as<vec>(x, i, n - i), n - i), n - i);
     alignas(64) V ms[w], ss[w];
     m.store_aligned(ms);
     s.store_aligned(ss);

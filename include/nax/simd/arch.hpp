@@ -46,6 +46,53 @@ using mask = xsimd::batch_bool<T, arch>;
 template <class T>
 inline constexpr std::size_t width = vec<T>::size;
 
+/// The instruction set of the row kernels (softmax, log_softmax, layer_norm along a row): AVX-512
+/// when the flags enable it, else `arch`. A row's passes run from L1 and are bound by their
+/// arithmetic (softmax's exps), not by memory as the elementwise kernels are, so wider vectors
+/// pay there: measured in bench/RESULTS.md (rowops). NAX_SIMD_ARCH sets it too; define
+/// NAX_ROW_SIMD_ARCH to choose it alone (its vectors must hold as many lanes as arch's, or twice).
+#if defined(NAX_ROW_SIMD_ARCH)
+using row_arch = NAX_ROW_SIMD_ARCH;
+#elif defined(NAX_SIMD_ARCH)
+using row_arch = arch;
+#elif XSIMD_WITH_AVX512BW
+using row_arch = xsimd::avx512bw;
+#elif XSIMD_WITH_AVX512F
+using row_arch = xsimd::avx512f;
+#else
+using row_arch = arch;
+#endif
+
+/// A vector of the row kernels (row_arch), and its mask.
+template <class T>
+using row_vec = xsimd::batch<T, row_arch>;
+template <class T>
+using row_mask = xsimd::batch_bool<T, row_arch>;
+
+/// The vector W whose low half is lo and high half hi: two vectors of half W's lanes (a row
+/// kernel's wide vector from two of an expression's vectors).
+template <class W, class H>
+W join(const H& lo, const H& hi) {
+  using T = typename W::value_type;
+  static_assert(std::is_same_v<T, typename H::value_type> && W::size == 2 * H::size,
+                "nax::simd::join: W must hold twice H's lanes of the same type");
+#if XSIMD_WITH_AVX512F
+  if constexpr (sizeof(typename W::register_type) == 64 &&
+                sizeof(typename H::register_type) == 32) {
+    if constexpr (std::is_same_v<T, float>) {
+      const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
+      return W(_mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(hi), 1)));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return W(_mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1));
+    }
+  }
+#endif
+  alignas(64) T lanes[W::size];
+  lo.store_aligned(lanes);
+  hi.store_aligned(lanes + H::size);
+  return W::load_aligned(lanes);
+}
+
 /// Whether T is a vector or mask type (as opposed to a scalar).
 template <class T>
 inline constexpr bool is_vec_v = xsimd::is_batch<T>::value;
@@ -58,8 +105,9 @@ template <class X>
 X select(bool m, const X& a, const X& b) {
   return m ? a : b;
 }
-template <class T>
-vec<T> select(const mask<T>& m, const vec<T>& a, const vec<T>& b) {
+template <class T, class A>
+xsimd::batch<T, A> select(const xsimd::batch_bool<T, A>& m, const xsimd::batch<T, A>& a,
+                          const xsimd::batch<T, A>& b) {
   return xsimd::select(m, a, b);
 }
 
@@ -191,9 +239,9 @@ inline constexpr std::size_t stream_alignment = sizeof(vec<float>);
 /// Stores v at p, which must be aligned to the vector's size, with a non-temporal store (it
 /// bypasses the caches, so streaming a large output does not first read each line in) where the
 /// instruction set has one, else with an aligned store. Call stream_fence() after a series.
-template <class T>
-void stream_store(T* p, const vec<T>& v) {
-  using reg = typename vec<T>::register_type;
+template <class T, class A>
+void stream_store(T* p, const xsimd::batch<T, A>& v) {
+  using reg = typename xsimd::batch<T, A>::register_type;
 #if XSIMD_WITH_AVX512F
   if constexpr (sizeof(reg) == 64) {
     if constexpr (std::is_same_v<T, float>)

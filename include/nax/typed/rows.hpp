@@ -78,21 +78,20 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       };
       std::array<std::size_t, R> next{};
       std::conditional_t<Stream, row_stream<V>, char> stream_out{};
+      row_prefetch own_fetch;
+      row_prefetch* fetch = &own_fetch;
+      if constexpr (Stream) fetch = &stream_out.prefetch();
       for (std::size_t r = lo; r < hi; ++r) {
         if constexpr (Access == row_access::contiguous) {
           // Fetch the next row of x while this one is computed: each row is a short stream the
-          // hardware prefetchers would only pick up after its first lines. A streamed writer's
-          // kernel spreads the fetches over a sweep from L1.
+          // hardware prefetchers would only pick up after its first lines. The kernel spreads
+          // the fetches over a sweep from L1 (row_prefetch).
           if (r + 1 < hi && n * sizeof(V) <= cached_row_bytes) {
             split_index(r + 1, ext.data(), R - 1, next.data());
             cur.for_each_leaf([&](const auto& leaf) {
-              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row) {
-                const auto* at = leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1);
-                if constexpr (Stream)
-                  stream_out.prefetch_later(at, n * sizeof(*leaf.base));
-                else
-                  prefetch_range(at, n * sizeof(*leaf.base));
-              }
+              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
+                fetch->later(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
+                             n * sizeof(*leaf.base));
             });
           }
         }
@@ -104,7 +103,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
           if constexpr (Stream)
             return stream_row_writer<V>{&stream_out, row};
           else
-            return row_writer<V, Access == row_access::contiguous>{row, d.step};
+            return row_writer<V, Access == row_access::contiguous>{row, d.step, fetch};
         }();
         std::apply(
             [&](auto&... x) {
@@ -112,7 +111,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
                      row_reader<V, std::remove_reference_t<decltype(x)>, Access>{&x}...);
             },
             more);
-        if constexpr (Stream) stream_out.prefetch_rest();
+        fetch->rest();
       }
       if constexpr (Stream) stream_out.finish();
     });

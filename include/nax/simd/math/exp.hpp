@@ -167,10 +167,9 @@ inline constexpr S exp_fast_limit = math_detail::exp_constants<S>::fast_limit;
 /// (the row ops check a whole row at once): exp(x)'s bits, without its check of every batch.
 template <class V>
 V exp_in_range(const V& x) noexcept {
-  if constexpr (math_detail::register_bytes<V> == 64)
-    return math_detail::exp(x);  // AVX-512's exp has no check to skip
-  else
-    return math_detail::exp_fast<false>(x);
+  // (AVX-512's exp has no check, but clamps and scales with vscalefps: 2^n added to the exponent
+  // field is the same result for a normal e^x, in fewer operations.)
+  return math_detail::exp_fast<false>(x);
 }
 
 /// e^x for float, double or an xsimd batch of either.

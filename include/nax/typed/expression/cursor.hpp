@@ -102,26 +102,40 @@ bool contiguous_rows(const C& c) {
 }
 
 /// The vector at positions [i, i + n) of cursor c's current row, n < width, padded (the padding
-/// lanes hold the value pad_value gives each leaf; callers mask them out where it matters).
-template <class L, class C>
+/// lanes hold the value pad_value gives each leaf; callers mask them out where it matters). As a
+/// wider vector W of a leaf's reader (load_as) when W is given: a leaf's splat buffer holds one.
+template <class L, class W = void, class C>
 auto load_tail(C& c, std::size_t i, std::size_t n) {
   c.for_each_leaf([&](auto& leaf) { leaf.enter_tail(i, n); });
-  auto v = c.template reader<L, row_access::contiguous>().load(0);
+  const auto r = c.template reader<L, row_access::contiguous>();
+  auto v = [&] {
+    if constexpr (std::is_void_v<W>)
+      return r.load(0);
+    else
+      return r.template load_as<W>(0);
+  }();
   c.for_each_leaf([](auto& leaf) { leaf.leave_tail(); });
   return v;
 }
 
 /// Cursor c's current row as a kernel reads it, at lane V: `load(i)`, `load_tail(i, n)`,
-/// `scalar(i)` (the reader's pointers are copied in, so they stay in registers).
+/// `scalar(i)` (the reader's pointers are copied in, so they stay in registers); a leaf's reader
+/// also `load_as<W>(i)` and `load_tail_as<W>(i, n)` (a row kernel's wider vectors).
 template <class V, class C, row_access Access>
 struct row_reader {
+  using reader_type = decltype(std::declval<const C&>().template reader<V, Access>());
   C* c;
-  decltype(std::declval<const C&>().template reader<V, Access>()) r =
-      c->template reader<V, Access>();
+  reader_type r = c->template reader<V, Access>();
   simd::vec<V> load(std::size_t i) const { return r.load(i); }
   simd::vec<V> load_tail(std::size_t i, std::size_t n) const {
     return detail::load_tail<V>(*c, i, n);
   }
+  template <class W>
+  requires requires(const reader_type& leaf) { leaf.template load_as<W>(0); }
+  W load_as(std::size_t i) const { return r.template load_as<W>(i); }
+  template <class W>
+  requires requires(const reader_type& leaf) { leaf.template load_as<W>(0); }
+  W load_tail_as(std::size_t i, std::size_t n) const { return detail::load_tail<V, W>(*c, i, n); }
   V scalar(std::size_t i) const { return r.scalar(i); }
 };
 

@@ -21,6 +21,11 @@ template <class L, class T>
 struct contiguous_reader {
   const T* p;
   loaded_t<L, T> load(std::size_t i) const { return loaded_t<L, T>::load_unaligned(p + i); }
+  /// A row kernel's wider vector W of T (load_as, kernels/row_io.hpp).
+  template <class W>
+  W load_as(std::size_t i) const {
+    return W::load_unaligned(p + i);
+  }
   T scalar(std::size_t i) const { return p[i]; }
 };
 
@@ -36,6 +41,13 @@ struct strided_reader {
       return load_partial<L>(at, step, loaded_t<L, T>::size);
     return loaded_t<L, T>::load_unaligned(at);
   }
+  template <class W>
+  W load_as(std::size_t i) const {
+    const T* at = p + static_cast<std::ptrdiff_t>(i) * step;
+    if (step > 1) [[unlikely]]
+      return load_partial_as<W>(at, step, W::size);
+    return W::load_unaligned(at);
+  }
   T scalar(std::size_t i) const { return p[static_cast<std::ptrdiff_t>(i) * step]; }
 };
 
@@ -46,6 +58,10 @@ struct splat_reader {
   loaded_t<L, T> v;
   explicit splat_reader(T x) : value(x), v(x) {}
   loaded_t<L, T> load(std::size_t) const { return v; }
+  template <class W>
+  W load_as(std::size_t) const {
+    return W(value);
+  }
   T scalar(std::size_t) const { return value; }
 };
 
