@@ -345,8 +345,13 @@ void flush_caches() {
   }
   for (auto& v : vs) {
     quiesce();
-    v.time_calls(1);  // warm-up
-    const double once = std::max(v.time_calls(1), 1e-7);
+    // Calls per batch from the fastest of a few single calls: a variant's first calls in a
+    // process can be several times slower than later ones (fresh memory for a new output), and
+    // a batch sized from them held too few calls to amortize the cost of waking up after
+    // quiesce() (bench_rowops: 3 calls of nax's softmax per batch instead of 8, 1.35x its time).
+    double once = 1e9;
+    for (int k = 0; k < 6; ++k) once = std::min(once, v.time_calls(1));
+    once = std::max(once, 1e-7);
     v.calls =
         cold ? 1 : std::max<std::size_t>(1, static_cast<std::size_t>(batch_seconds / once + 0.5));
     if (!cold) v.time_calls(v.calls);  // warm-up batch
