@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace k = nax::kernels;
@@ -192,6 +193,23 @@ TEST_CASE("softmax in place") {
     const std::vector<double> want = softmax_reference(x, g);
     k::run_softmax(k::plan_rows(nax::dtype::f32, ext, axis), x.data(), x.data());
     check_close(x, want, 2e-5, 0.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("softmax rows written one row behind have the bits of rows written at once", T,
+                   float, double) {
+  // Out of place, softmax's rows go through a row_stream (deferred_row_kernel); in place the
+  // output overlaps the input, so each row is written as it is computed.
+  for (const std::size_t n : {5, 16, 100, 1024}) {
+    CAPTURE(n);
+    const std::vector<std::size_t> ext = {37, n};
+    const k::rows_plan p = k::plan_rows(nax::dtype_of<T>, ext, 1);
+    const std::vector<T> x = pattern<T>(37 * n, 5);
+    std::vector<T> deferred(x.size() + 1, T(77)), in_place = x;
+    k::run_softmax(p, x.data(), deferred.data());
+    k::run_softmax(p, in_place.data(), in_place.data());
+    CHECK(std::memcmp(deferred.data(), in_place.data(), x.size() * sizeof(T)) == 0);
+    CHECK(deferred.back() == T(77));
   }
 }
 

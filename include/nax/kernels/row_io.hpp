@@ -177,14 +177,15 @@ struct row_writer {
   }
 };
 
-/// The streamed output of a thread's rows (each at most cached_row_bytes), one row behind: a
+/// The output of a thread's rows (each at most cached_row_bytes), written one row behind: a
 /// kernel writes row r into `buffer` (in L1, through the caches) and defers it; while the kernel
 /// reads row r + 1 from memory, each vector it reads drains one vector of row r to its
-/// destination with a non-temporal store. So the stores to memory are spread over the reads
-/// and the arithmetic instead of coming in a burst at the end of each row (where they would fill
-/// the store queue and hold up the next row), and the output never passes through the caches.
-/// The values are the row's own: only the time they reach memory changes. finish() writes what
-/// is still pending and orders the stores (call it before the rows are handed on).
+/// destination: with a non-temporal store when `nontemporal()` (a large output: it never passes
+/// through the caches), else with an ordinary one. So the stores are spread over the reads and the
+/// arithmetic instead of coming in a burst at the end of each row (where they would fill the
+/// store queue and hold up the next row). The values are the row's own: only the time they reach
+/// memory changes. finish() writes what is still pending and orders the stores (call it before
+/// the rows are handed on).
 template <class T>
 class row_stream {
  public:
@@ -201,6 +202,10 @@ class row_stream {
   /// the previous row must be drained first (flush()).
   T* buffer() { return buffer_; }
 
+  /// Whether the rows deferred from now on go to memory with non-temporal stores (the default)
+  /// or with ordinary ones, through the caches.
+  void nontemporal(bool on) { nontemporal_ = on; }
+
   /// The row in buffer() is the output of [p, p + n): written to memory while the next row is
   /// read (drain()), or by flush().
   void defer(T* p, std::size_t n) { defer_scaled(p, n, T(1), false); }
@@ -212,11 +217,14 @@ class row_stream {
     n_ = n;
     scale_ = scale;
     scaled_ = scaled;
-    // The elements before p's first vector-aligned address go with ordinary stores (flush()).
+    // Non-temporal: the elements before p's first vector-aligned address go with ordinary
+    // stores (flush()).
     const std::size_t off = reinterpret_cast<std::uintptr_t>(p) % sizeof(vec);
-    head_ = off == 0 || off % sizeof(T) != 0 ? 0 : std::min(n, (sizeof(vec) - off) / sizeof(T));
+    head_ = !nontemporal_ || off == 0 || off % sizeof(T) != 0
+                ? 0
+                : std::min(n, (sizeof(vec) - off) / sizeof(T));
     next_ = head_;
-    aligned_ = off % sizeof(T) == 0;
+    streamed_ = nontemporal_ && off % sizeof(T) == 0;
   }
 
   /// Streams the deferred row's vectors one per call, from locals (so the loop that calls it
@@ -226,12 +234,12 @@ class row_stream {
     T* dst;
     std::size_t left;
     vec scale;
-    bool scaled, aligned;
+    bool scaled, streamed;  // (streamed: non-temporal stores, to vector-aligned addresses)
     void operator()() {
       if (left == 0) return;
       vec v = vec::load_unaligned(src);
       if (scaled) v *= scale;
-      if (aligned)
+      if (streamed)
         simd::stream_store(dst, v);
       else
         v.store_unaligned(dst);
@@ -242,7 +250,7 @@ class row_stream {
   };
   drainer drain() {
     if (!dst_) return {buffer_, nullptr, 0, vec(T(1)), false, false};
-    return {buffer_ + next_, dst_ + next_, (n_ - next_) / w, vec(scale_), scaled_, aligned_};
+    return {buffer_ + next_, dst_ + next_, (n_ - next_) / w, vec(scale_), scaled_, streamed_};
   }
   void drained(const drainer& d) {
     if (dst_) next_ = static_cast<std::size_t>(d.src - buffer_);
@@ -275,7 +283,7 @@ class row_stream {
   T* dst_ = nullptr;
   std::size_t n_ = 0, head_ = 0, next_ = 0;
   T scale_ = T(1);
-  bool scaled_ = false, aligned_ = true;
+  bool scaled_ = false, streamed_ = true, nontemporal_ = true;
 };
 
 /// A row written through a row_stream (contiguous, at most cached_row_bytes): the kernel's
@@ -298,6 +306,15 @@ struct stream_row_writer {
 template <class K>
 concept streamed_row_kernel = requires {
   requires K::streams_rows;
+};
+
+/// A streamed_row_kernel whose rows are faster deferred than written at once even when the
+/// output stays in the caches (ordinary stores, drained during the next row's first sweep):
+/// softmax, whose third sweep would otherwise wait on its stores (measured: 4-6% at 2 threads on
+/// an AVX-512 Intel; layer_norm ran 10% slower deferred, so it is not one).
+template <class K>
+concept deferred_row_kernel = streamed_row_kernel<K> && requires {
+  requires K::defers_rows;
 };
 
 /// Whether the row ops stream an output of `bytes` around the caches: when it is larger than

@@ -2,12 +2,13 @@
 // The runtime row ops: softmax and layer_norm along one axis of a dense row-major tensor, seen as
 // [outer, n, inner] (n: the axis). Along the last axis (inner = 1) each row is contiguous and
 // goes through the typed row bodies (nax::detail::softmax_row, layer_norm_row), threaded over
-// rows, a large output streamed one row behind as the typed row driver does. Along another axis,
-// vectors run across the inner dimension instead: a work item takes a chunk of inner columns and
-// walks the axis over contiguous pieces of rows, each vector lane one row of the op (no transpose,
-// no temporary). The lane-wise sweeps are the row bodies' own: max, exp and sum, scale when the
-// chunk fits in cache (else one online pass, as softmax_row's long rows); mean then squared
-// deviation (else Welford's update, as layer_norm_row's).
+// rows, written one row behind as the typed row driver does (softmax's rows always, a large
+// output's around the caches). Along another axis, vectors run across the inner dimension
+// instead: a work item takes a chunk of inner columns and walks the axis over contiguous pieces of
+// rows, each vector lane one row of the op (no transpose, no temporary). The lane-wise sweeps are
+// the row bodies' own: max, exp and sum, scale when the chunk fits in cache (else one online pass,
+// as softmax_row's long rows); mean then squared deviation (else Welford's update, as
+// layer_norm_row's).
 
 #include <algorithm>
 #include <cstddef>
@@ -170,11 +171,12 @@ void layer_norm_columns(const rows_plan& p, const V* x, const V* gamma, const V*
   });
 }
 
-// Runs rows(x, writer) for the planned rows (last axis; the writer streams the rows through a
-// row_stream per thread when the plan says so and the output does not overlap the input) or
-// columns(x, y, len) for the column chunks (another axis).
+// Runs rows(x, writer) for the planned rows (last axis) or columns(x, y, len) for the column
+// chunks (another axis). Along the last axis, cached rows go through a row_stream per thread,
+// one row behind, when the output does not overlap the input and either the plan streams it
+// (non-temporal stores) or `defer` (a deferred_row_kernel: ordinary stores).
 template <class V, class Rows, class Columns>
-void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns columns) {
+void for_each_item(const rows_plan& p, const V* x, V* y, bool defer, Rows rows, Columns columns) {
   const std::size_t n = p.n;
   if (p.items == 0) return;
   if (p.inner == 1) {
@@ -184,7 +186,10 @@ void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns colu
         std::conditional_t<Stream, nax::detail::row_stream<V>, char> out{};
         nax::detail::row_prefetch own_fetch;
         nax::detail::row_prefetch* fetch = &own_fetch;
-        if constexpr (Stream) fetch = &out.prefetch();
+        if constexpr (Stream) {
+          out.nontemporal(p.stream);
+          fetch = &out.prefetch();
+        }
         for (std::size_t r = lo; r < hi; ++r) {
           // Fetch the next row while this one is computed, as the typed row driver does: the
           // kernel spreads the fetches over a sweep from L1 (row_prefetch).
@@ -203,7 +208,7 @@ void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns colu
     };
     const auto xb = reinterpret_cast<std::uintptr_t>(x), yb = reinterpret_cast<std::uintptr_t>(y);
     const std::uintptr_t bytes = p.outer * n * sizeof(V);
-    if (p.stream && n * sizeof(V) <= nax::detail::cached_row_bytes &&
+    if ((p.stream || defer) && n * sizeof(V) <= nax::detail::cached_row_bytes &&
         (yb + bytes <= xb || xb + bytes <= yb))
       return run(std::true_type{});
     return run(std::false_type{});
@@ -222,11 +227,10 @@ void for_each_item(const rows_plan& p, const V* x, V* y, Rows rows, Columns colu
 
 template <class V>
 void run_softmax_as(const rows_plan& p, const void* in, void* out) {
+  using kernel = nax::detail::softmax_row<V, false>;
   for_each_item<V>(
-      p, static_cast<const V*>(in), static_cast<V*>(out),
-      [&](const V* x, const auto& y) {
-        nax::detail::softmax_row<V, false>{}(pointer_reader<V>{x}, y, p.n);
-      },
+      p, static_cast<const V*>(in), static_cast<V*>(out), nax::detail::deferred_row_kernel<kernel>,
+      [&](const V* x, const auto& y) { kernel{}(pointer_reader<V>{x}, y, p.n); },
       [&](const V* x, V* y, std::size_t len) { softmax_columns<V>(p, x, y, len); });
 }
 
@@ -236,11 +240,11 @@ void run_layer_norm_as(const rows_plan& p, const void* in, const void* gamma, co
   const V* g = static_cast<const V*>(gamma);
   const V* b = static_cast<const V*>(beta);
   const auto eps = static_cast<V>(epsilon);
+  using kernel = nax::detail::layer_norm_row<V>;
   for_each_item<V>(
-      p, static_cast<const V*>(in), static_cast<V*>(out),
+      p, static_cast<const V*>(in), static_cast<V*>(out), nax::detail::deferred_row_kernel<kernel>,
       [&](const V* x, const auto& y) {
-        nax::detail::layer_norm_row<V>{eps}(pointer_reader<V>{x}, y, p.n, pointer_reader<V>{g},
-                                            pointer_reader<V>{b});
+        kernel{eps}(pointer_reader<V>{x}, y, p.n, pointer_reader<V>{g}, pointer_reader<V>{b});
       },
       [&](const V* x, V* y, std::size_t len) { layer_norm_columns<V>(p, x, g, b, eps, y, len); });
 }

@@ -60,6 +60,7 @@ struct softmax_row {
   using vec = simd::row_vec<V>;
   static constexpr std::size_t w = vec::size;
   static constexpr bool streams_rows = true;  // streamed_row_kernel
+  static constexpr bool defers_rows = true;   // deferred_row_kernel
 
   template <class Reader, class Writer>
   void operator()(const Reader& x, const Writer& out, std::size_t n) const {

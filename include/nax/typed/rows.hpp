@@ -3,8 +3,8 @@
 // along one axis A, for every index of the other axes, threaded over rows. A row of the input
 // expression is read through a cursor (so the expression is fused into the row op) and the
 // output row is written through a destination cursor; both may be strided when A is not the
-// innermost axis. A large output of contiguous rows that fit in cache goes through a row_stream
-// per thread (kernels/row_io.hpp): written around the caches, one row behind.
+// innermost axis. Contiguous rows that fit in cache may go through a row_stream per thread
+// (kernels/row_io.hpp): written one row behind, around the caches when the output is large.
 
 #include <algorithm>
 #include <array>
@@ -54,11 +54,13 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
   (extra.for_each_leaf(set_step), ...);
   d.step = d.stride[R - 1];
   const bool contiguous = d.step == 1 && contiguous_rows(c) && (contiguous_rows(extra) && ...);
-  // A large output of rows that fit in cache is streamed around the caches, one row behind
-  // (row_stream), unless a leaf reads it; for the kernels that support it (streamed_row_kernel).
+  // Rows that fit in cache are written one row behind (row_stream), unless a leaf reads the
+  // output: a large output around the caches (non-temporal stores), for the kernels that support
+  // it (streamed_row_kernel); any output, through the caches, for a deferred_row_kernel.
   bool stream = false;
+  const bool nontemporal = stream_row_output(rows * n * sizeof(V));
   if (streamed_row_kernel<Kernel> && contiguous && n * sizeof(V) <= cached_row_bytes &&
-      stream_row_output(rows * n * sizeof(V))) {
+      (nontemporal || deferred_row_kernel<Kernel>)) {
     const auto dst_bytes = byte_range<R>(d.base, d.stride, ext, sizeof(V));
     bool reads = overlap_of(c, d, ext, dst_bytes).reads;
     ((reads = reads || overlap_of(extra, d, ext, dst_bytes).reads), ...);
@@ -80,7 +82,10 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       std::conditional_t<Stream, row_stream<V>, char> stream_out{};
       row_prefetch own_fetch;
       row_prefetch* fetch = &own_fetch;
-      if constexpr (Stream) fetch = &stream_out.prefetch();
+      if constexpr (Stream) {
+        stream_out.nontemporal(nontemporal);
+        fetch = &stream_out.prefetch();
+      }
       for (std::size_t r = lo; r < hi; ++r) {
         if constexpr (Access == row_access::contiguous) {
           // Fetch the next row of x while this one is computed: each row is a short stream the
