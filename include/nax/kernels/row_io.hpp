@@ -268,9 +268,6 @@ class row_stream {
     n_ = head_ = next_ = 0;
   }
 
-  /// The next row's input, fetched during the row (row_prefetch).
-  row_prefetch& prefetch() { return fetch_; }
-
   /// flush(), then orders the non-temporal stores before later stores.
   void finish() {
     flush();
@@ -279,7 +276,6 @@ class row_stream {
 
  private:
   alignas(64) T buffer_[cached_row_bytes / sizeof(T)];
-  row_prefetch fetch_;
   T* dst_ = nullptr;
   std::size_t n_ = 0, head_ = 0, next_ = 0;
   T scale_ = T(1);
@@ -295,10 +291,14 @@ struct stream_row_writer {
   static constexpr bool deferred = true;
   row_stream<T>* stream;
   T* p;
+  /// The next row's input, when the row driver fetches it during the row (prefetch_step).
+  row_prefetch* fetch = nullptr;
   typename row_stream<T>::drainer drain() const { return stream->drain(); }
   void drained(const typename row_stream<T>::drainer& d) const { stream->drained(d); }
-  /// A line of the next row's input (row_prefetch).
-  void prefetch_step() const { stream->prefetch().step(); }
+  /// A line of the next row's input (row_prefetch), if the driver gave its ranges.
+  void prefetch_step() const {
+    if (fetch) fetch->step();
+  }
 };
 
 /// A row kernel that writes each output row once, through write_row (or a stream_row_writer's
@@ -310,8 +310,8 @@ concept streamed_row_kernel = requires {
 
 /// A streamed_row_kernel whose rows are faster deferred than written at once even when the
 /// output stays in the caches (ordinary stores, drained during the next row's first sweep):
-/// softmax, whose third sweep would otherwise wait on its stores (measured: 4-6% at 2 threads on
-/// an AVX-512 Intel; layer_norm ran 10% slower deferred, so it is not one).
+/// softmax, whose third sweep would otherwise wait on its stores (measured: 4-9% at 2 threads on
+/// an AVX-512 Intel; layer_norm ran 7-10% slower deferred, so it is not one).
 template <class K>
 concept deferred_row_kernel = streamed_row_kernel<K> && requires {
   requires K::defers_rows;

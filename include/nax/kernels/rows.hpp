@@ -184,22 +184,18 @@ void for_each_item(const rows_plan& p, const V* x, V* y, bool defer, Rows rows, 
       constexpr bool Stream = decltype(stream)::value;
       auto body = [&](std::size_t lo, std::size_t hi) {
         std::conditional_t<Stream, nax::detail::row_stream<V>, char> out{};
-        nax::detail::row_prefetch own_fetch;
-        nax::detail::row_prefetch* fetch = &own_fetch;
-        if constexpr (Stream) {
-          out.nontemporal(p.stream);
-          fetch = &out.prefetch();
-        }
+        if constexpr (Stream) out.nontemporal(p.stream);
+        nax::detail::row_prefetch fetch;
         for (std::size_t r = lo; r < hi; ++r) {
           // Fetch the next row while this one is computed, as the typed row driver does: the
           // kernel spreads the fetches over a sweep from L1 (row_prefetch).
           if (r + 1 < hi && n * sizeof(V) <= nax::detail::cached_row_bytes)
-            fetch->later(x + (r + 1) * n, n * sizeof(V));
+            fetch.later(x + (r + 1) * n, n * sizeof(V));
           if constexpr (Stream)
-            rows(x + r * n, nax::detail::stream_row_writer<V>{&out, y + r * n});
+            rows(x + r * n, nax::detail::stream_row_writer<V>{&out, y + r * n, &fetch});
           else
-            rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1, fetch});
-          fetch->rest();
+            rows(x + r * n, nax::detail::row_writer<V, true>{y + r * n, 1, &fetch});
+          fetch.rest();
         }
         if constexpr (Stream) out.finish();
       };

@@ -80,12 +80,8 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       };
       std::array<std::size_t, R> next{};
       std::conditional_t<Stream, row_stream<V>, char> stream_out{};
-      row_prefetch own_fetch;
-      row_prefetch* fetch = &own_fetch;
-      if constexpr (Stream) {
-        stream_out.nontemporal(nontemporal);
-        fetch = &stream_out.prefetch();
-      }
+      if constexpr (Stream) stream_out.nontemporal(nontemporal);
+      row_prefetch fetch;
       for (std::size_t r = lo; r < hi; ++r) {
         if constexpr (Access == row_access::contiguous) {
           // Fetch the next row of x while this one is computed: each row is a short stream the
@@ -95,8 +91,8 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
             split_index(r + 1, ext.data(), R - 1, next.data());
             cur.for_each_leaf([&](const auto& leaf) {
               if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
-                fetch->later(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
-                             n * sizeof(*leaf.base));
+                fetch.later(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
+                            n * sizeof(*leaf.base));
             });
           }
         }
@@ -106,9 +102,9 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
         V* const row = d.base + row_offset<R>(d.stride, idx.data(), R - 1);
         const auto w = [&] {
           if constexpr (Stream)
-            return stream_row_writer<V>{&stream_out, row};
+            return stream_row_writer<V>{&stream_out, row, &fetch};
           else
-            return row_writer<V, Access == row_access::contiguous>{row, d.step, fetch};
+            return row_writer<V, Access == row_access::contiguous>{row, d.step, &fetch};
         }();
         std::apply(
             [&](auto&... x) {
@@ -116,7 +112,7 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
                      row_reader<V, std::remove_reference_t<decltype(x)>, Access>{&x}...);
             },
             more);
-        fetch->rest();
+        fetch.rest();
       }
       if constexpr (Stream) stream_out.finish();
     });
