@@ -61,7 +61,7 @@ TEST_CASE("nax.hpp gives the whole typed surface") {
     }
 }
 
-// Header-only mode (no NAX_SEPARATE_RUNTIME): this TU instantiates the runtime's kernels itself.
+// Linking nax::runtime, as every test does (tests/header_only/ compiles the runtime itself).
 TEST_CASE("nax.hpp gives the runtime graph and nax::jit") {
   nax::graph::builder b;
   auto x = b.parameter("x", nax::shape_of<float, batch, hidden>());

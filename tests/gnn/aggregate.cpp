@@ -12,16 +12,15 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 namespace gnn = nax::gnn;
 using head = nax::axis<"head", 3>;
 using feat = nax::axis<"feat", 11>;  // rows of 33: vectors and a tail
 
 namespace {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 // A random graph of n nodes and e edges, a share `hub` of them into node 0.
 gnn::csr random_graph(std::size_t n, std::size_t e, double hub, std::mt19937& rng) {

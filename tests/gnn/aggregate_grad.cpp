@@ -14,6 +14,9 @@
 
 #include <doctest/doctest.h>
 
+#include "support/bits.hpp"
+#include "support/threads.hpp"
+
 namespace gnn = nax::gnn;
 using head = nax::axis<"head", 3>;
 using feat = nax::axis<"feat", 11>;  // rows of 33: vectors and a tail
@@ -21,17 +24,9 @@ using wide = nax::axis<"wide", 70>;  // rows of 70 floats: sum_rows' blocks of 8
 
 namespace {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
-// Equal bits; no memcmp on an empty tensor's null data.
-template <class X>
-bool same_bits(const X& a, const X& b) {
-  return a.size() == b.size() &&
-         (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(*a.data())) == 0);
-}
+using nax_test::same_bits;
 
 // A random graph of n nodes and e edges, a share `hub` of them into node 0 and as many out of
 // node 1 (the transpose's hub).

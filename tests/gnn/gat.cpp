@@ -13,16 +13,15 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 namespace gnn = nax::gnn;
 using head = nax::axis<"head", 4>;
 using feat = nax::axis<"feat", 13>;
 
 namespace {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 std::vector<double> reference(const gnn::csr& g, const float* h, const float* as, const float* ad,
                               std::size_t heads, std::size_t f, double slope) {

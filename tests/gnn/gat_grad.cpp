@@ -18,23 +18,18 @@
 
 #include <doctest/doctest.h>
 
+#include "support/bits.hpp"
+#include "support/threads.hpp"
+
 namespace gnn = nax::gnn;
 using head = nax::axis<"head", 4>;
 using feat = nax::axis<"feat", 13>;
 
 namespace {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
-// Equal bits; no memcmp on an empty tensor's null data.
-template <class X>
-bool same_bits(const X& a, const X& b) {
-  return a.size() == b.size() &&
-         (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(*a.data())) == 0);
-}
+using nax_test::same_bits;
 
 struct edges {
   std::vector<std::int32_t> src, dst;

@@ -11,12 +11,12 @@
 #include <random>
 #include <vector>
 
+#include "support/bits.hpp"
+#include "support/threads.hpp"
+
 namespace gnn_test {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 /// n nodes, e edges; a share `hub` of them go into node 0.
 inline nax::gnn::csr random_graph(std::size_t n, std::size_t e, double hub, std::mt19937& rng) {
@@ -51,13 +51,7 @@ void for_each_in_edge(const nax::gnn::csr& g, std::size_t v, F f) {
     f(static_cast<std::size_t>(g.sources()[e]), static_cast<std::size_t>(g.edge_ids()[e]));
 }
 
-/// Whether a and b (tensors) have the same elements, bit for bit.
-template <class X>
-bool same_bits(const X& a, const X& b) {
-  return a.size() == b.size() &&
-         (a.size() == 0 ||
-          std::memcmp(a.data(), b.data(), a.size() * sizeof(typename X::value_type)) == 0);
-}
+using nax_test::same_bits;
 
 /// The largest |got - want| / (1 + |want|).
 inline double worst(const float* got, const std::vector<double>& want) {

@@ -17,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "../runtime/reference.hpp"
+#include "support/threads.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -25,10 +26,7 @@ using nax::shape;
 
 namespace {
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 void check_against_reference(const g::builder& b, const std::vector<g::value>& outs,
                              const std::vector<nax::dyn_tensor>& in) {

@@ -12,14 +12,15 @@ TEST_CASE("fusion is turned off as a whole or per kind") {
   auto w = b.parameter("w", f32({h, k}));
   auto bias = b.parameter("bias", f32({k}));
   auto y = g::tanh(g::dot_general(x, w, {{1, 0}}) + bias) * 3.0 + 1.0;
-  CHECK(kinds(compile(b, {y})) == "fused_dense, fused_elementwise");
-  CHECK(kinds(compile(b, {y}, {.fusion = false})) ==
+  CHECK(kinds(compile_steps(b, {y})) == "fused_dense, fused_elementwise");
+  CHECK(kinds(compile_steps(b, {y}, {.fusion = false})) ==
         "dot_general, elementwise, elementwise, elementwise, elementwise");
-  CHECK(kinds(compile(b, {y}, {.fuse = {.dense = false}})) == "dot_general, fused_elementwise");
-  CHECK(kinds(compile(b, {y}, {.fuse = {.elementwise = false}})) ==
+  CHECK(kinds(compile_steps(b, {y}, {.fuse = {.dense = false}})) ==
+        "dot_general, fused_elementwise");
+  CHECK(kinds(compile_steps(b, {y}, {.fuse = {.elementwise = false}})) ==
         "fused_dense, elementwise, elementwise");
   // Without fusion the steps are the builder's nodes in its order (what issue 5 compiled).
-  const g::program p = compile(b, {y}, {.fusion = false});
+  const g::program p = compile_steps(b, {y}, {.fusion = false});
   for (std::size_t i = 1; i < p.steps.size(); ++i) CHECK(p.steps[i - 1].origin < p.steps[i].origin);
 }
 
@@ -52,9 +53,9 @@ TEST_CASE("the default pass list, in order, and a list of one's own") {
   o.passes = {{"dead_code", &g::passes::dead_code},
               {"count", &count_nodes},
               {"fuse_elementwise", &g::passes::fuse_elementwise}};
-  CHECK(kinds(compile(b, {y}, o)) == "fused_elementwise");
+  CHECK(kinds(compile_steps(b, {y}, o)) == "fused_elementwise");
   CHECK(nodes_seen == 6);  // x, tanh, 2, mul, tanh, add
   o.passes.insert(o.passes.begin() + 1, {"cse", &g::passes::cse});
-  (void)compile(b, {y}, o);
+  (void)compile_steps(b, {y}, o);
   CHECK(nodes_seen == 5);
 }

@@ -11,7 +11,7 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
   auto bias = b.parameter("bias", f32({k}));
   auto a = g::exp(x);
   auto y = g::silu(g::dot_general(g::tanh(a) * 2.0, w, {{1, 0}}) + bias);
-  const std::string dot = g::to_dot(compile(b, {y, a}));
+  const std::string dot = g::to_dot(compile_steps(b, {y, a}));
   CHECK(dot.find("subgraph cluster_0 {") != std::string::npos);
   CHECK(dot.find("label=\"fused_elementwise\"") != std::string::npos);
   CHECK(dot.find("subgraph cluster_1 {") != std::string::npos);
@@ -21,5 +21,5 @@ TEST_CASE("to_dot draws each fused step as a cluster of its original ops") {
     CHECK(dot.find(op) != std::string::npos);
   CHECK(dot.find("peripheries=2") != std::string::npos);  // a and y are results
   CHECK(dot.find(" -> f") != std::string::npos);          // edges into the clusters' inner ops
-  check_decompositions(b, compile(b, {y, a}));
+  check_decompositions(b, compile_steps(b, {y, a}));
 }

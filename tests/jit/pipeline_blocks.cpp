@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/bits.hpp"
+
 namespace {
 
 namespace g = nax::graph;
@@ -20,11 +22,7 @@ struct thread_count {  // restores the count even when a REQUIRE fails
   ~thread_count() { nax::set_num_threads(saved); }
 };
 
-template <class Tensor>
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.extents() == b.extents() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using nax_test::same_bits;
 
 const g::compile_options tiled{.pipeline = g::pipelining::always, .pipeline_tile = 3};
 const g::compile_options one_at_a_time{.parallel_steps = g::step_parallelism::off,

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/threads.hpp"
+
 using namespace jit_test;
 
 namespace {
@@ -17,10 +19,7 @@ namespace {
 using kseq = nax::axis<"kseq", nax::upto(64)>;
 using classes = nax::axis<"classes", 5>;
 
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 template <class T, class... A>
 void check_same_bits(const nax::tensor<T, A...>& got, const nax::tensor<T, A...>& want) {

@@ -17,6 +17,7 @@
 
 #include "../graph/grad_check.hpp"
 #include "reference.hpp"
+#include "support/bits.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -36,11 +37,7 @@ dyn_tensor scalar_i32(std::int32_t v) {
   std::memcpy(t.data(), &v, sizeof v);
   return t;
 }
-// (memcmp's pointers must not be null, and an empty tensor's data is.)
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() &&
-         (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
+using nax_test::same_bits;
 
 shape seq_h(std::size_t seq) {
   return shape::make(dtype::f32, {dim::named("seq", seq), dim::named("h", 3)});

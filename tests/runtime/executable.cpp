@@ -26,7 +26,7 @@ using nax::dtype;
 using nax::dyn_tensor;
 using nax::shape;
 
-#include "allocation_counter.hpp"
+#include "support/allocation_counter.hpp"
 
 namespace {
 
@@ -195,9 +195,9 @@ TEST_CASE("a warm run into given outputs allocates nothing" *
   dyn_tensor out[] = {dyn_tensor(concrete(dtype::f32, {{"batch", 7}})),
                       dyn_tensor(concrete(dtype::f32, {{"batch", 7}, {"k", 5}}))};
   ex.run(in, out);
-  const long before = allocations.load();
+  const long before = nax_test::allocations.load();
   ex.run(in, out);
-  CHECK(allocations.load() == before);
+  CHECK(nax_test::allocations.load() == before);
   for (std::size_t i = 0; i < 7; ++i) CHECK(out[0].data<float>()[i] == doctest::Approx(1.0));
 }
 

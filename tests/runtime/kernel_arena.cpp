@@ -22,7 +22,7 @@
 
 #include "reference.hpp"
 
-#include "allocation_counter.hpp"
+#include "support/allocation_counter.hpp"
 
 namespace {
 
@@ -68,7 +68,7 @@ TEST_CASE("objects made in a scope share slabs; freed in any order, on any threa
   std::vector<std::unique_ptr<base>> objects;
   long made = 0;
   {
-    const long before = allocations.load();
+    const long before = nax_test::allocations.load();
     const nax::runtime::kernel_arena_scope scope(64 * 1024);
     for (int i = 0; i < 500; ++i) {
       if (i % 3 == 0)
@@ -76,7 +76,7 @@ TEST_CASE("objects made in a scope share slabs; freed in any order, on any threa
       else
         objects.push_back(std::make_unique<small>(i));
     }
-    made = allocations.load() - before;
+    made = nax_test::allocations.load() - before;
   }
   const long vector_growth = 10;  // objects' own buffer, doubling to 500
   CHECK(made <= vector_growth + 3);
@@ -132,10 +132,10 @@ TEST_CASE("a specialization of a 900-step graph makes fewer than 50 allocations"
   const nax::runtime::specialization_recipe recipe =
       nax::runtime::make_specialization_recipe(ex.program());
   (void)nax::runtime::specialize(ex.program(), bind, {.threads = 1, .recipe = &recipe});
-  const long before = allocations.load();
+  const long before = nax_test::allocations.load();
   const std::unique_ptr<nax::runtime::specialization> s =
       nax::runtime::specialize(ex.program(), bind, {.threads = 1, .recipe = &recipe});
-  const long made = allocations.load() - before;
+  const long made = nax_test::allocations.load() - before;
   CAPTURE(steps);
   MESSAGE("allocations of one specialization: " << made);
   CHECK(made < 50);  // issue 20's target (was one per step and more)

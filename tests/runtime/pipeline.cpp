@@ -24,6 +24,7 @@
 #include "memory_check.hpp"
 #include "random_graph.hpp"
 #include "reference.hpp"
+#include "support/bits.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -39,9 +40,7 @@ struct thread_count {  // restores the count even when a REQUIRE fails
   ~thread_count() { nax::set_num_threads(saved); }
 };
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
-}
+using nax_test::same_bits;
 
 // The MLP block of bench/pipeline.cpp, small: x[batch, d] -> dense + gelu -> dense + bias + x
 // -> layer_norm over d; `reduced` adds a sum over batch at the end (a step that ends the chain).

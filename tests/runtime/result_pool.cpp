@@ -20,7 +20,8 @@
 #include "random_graph.hpp"
 #include "reference.hpp"
 
-#include "allocation_counter.hpp"
+#include "support/allocation_counter.hpp"
+#include "support/bits.hpp"
 
 namespace {
 
@@ -36,10 +37,7 @@ shape concrete(dtype t, std::initializer_list<std::pair<const char*, std::size_t
   return shape(t, std::span<const dim>(d));
 }
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() && a.bytes() == b.bytes() &&
-         (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
+using nax_test::same_bits;
 
 // The results of `ex` on `in` written into fresh zeroed tensors: what run(inputs) must give.
 std::vector<dyn_tensor> into_zeroed(nax::executable& ex, std::span<const dyn_tensor> in) {
@@ -123,17 +121,17 @@ TEST_CASE("a warm run(inputs) whose earlier results are released allocates only 
       reference::random_tensor(concrete(dtype::f32, {{"h", 6}, {"k", 5}}), rng)};
   const std::vector<dyn_tensor> want = into_zeroed(ex, in);
   (void)ex.run(in);  // the pool's buffers made, then released
-  long before = allocations.load();
+  long before = nax_test::allocations.load();
   std::vector<dyn_tensor> out = ex.run(in);
-  CHECK(allocations.load() - before == 1);  // the vector
+  CHECK(nax_test::allocations.load() - before == 1);  // the vector
   REQUIRE(out.size() == 2);
   CHECK(same_bits(out[0], want[0]));
   CHECK(same_bits(out[1], want[1]));
   // The loop `out = ex.run(in)` holds the last results during the run: the pool has two sets.
   out = ex.run(in);
-  before = allocations.load();
+  before = nax_test::allocations.load();
   for (int i = 0; i < 5; ++i) out = ex.run(in);
-  CHECK(allocations.load() - before == 5);
+  CHECK(nax_test::allocations.load() - before == 5);
   CHECK(same_bits(out[1], want[1]));
 }
 

@@ -17,6 +17,7 @@
 
 #include "random_graph.hpp"
 #include "reference.hpp"
+#include "support/bits.hpp"
 
 namespace g = nax::graph;
 using g::size_policy;
@@ -27,10 +28,7 @@ using nax::shape;
 
 namespace {
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() &&
-         (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
+using nax_test::same_bits;
 
 g::compile_options with(g::bounded_sizes sizes) {
   g::compile_options o;

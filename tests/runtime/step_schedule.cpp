@@ -16,6 +16,7 @@
 #include "memory_check.hpp"
 #include "random_graph.hpp"
 #include "reference.hpp"
+#include "support/bits.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -31,9 +32,7 @@ struct thread_count {  // restores the count even when a REQUIRE fails
   ~thread_count() { nax::set_num_threads(saved); }
 };
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
-}
+using nax_test::same_bits;
 
 // x[batch, d] times three weights, then the three projections summed: q, k and v of attention.
 struct projections {

@@ -16,8 +16,9 @@
 
 #include <doctest/doctest.h>
 
-#include "../runtime/allocation_counter.hpp"
 #include "stress.hpp"
+#include "support/allocation_counter.hpp"
+#include "support/bits.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -31,9 +32,7 @@ constexpr std::size_t H = 8, K = 4;
 
 shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims); }
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
-}
+using nax_test::same_bits;
 
 // One binding's inputs, outputs and the results of its first run.
 struct case_of {
@@ -106,12 +105,12 @@ TEST_CASE("10^5 runs on the hit path: no allocation, the same bits, nothing grow
 
   const nax::specialization_stats before = ex.stats();
   const std::size_t resident_before = stress::resident_bytes();
-  const long allocations_before = allocations.load();
+  const long allocations_before = nax_test::allocations.load();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::size_t runs = 0;
   for (; runs < 100000 || std::chrono::steady_clock::now() < deadline; ++runs)
     run_into(cases[which(runs)]);
-  const long allocated = allocations.load() - allocations_before;
+  const long allocated = nax_test::allocations.load() - allocations_before;
   const std::size_t resident_after = stress::resident_bytes();
   const nax::specialization_stats after = ex.stats();
 
@@ -132,14 +131,15 @@ TEST_CASE("10^5 runs on the hit path: no allocation, the same bits, nothing grow
   // run(inputs): new results per run, from the executable's pool of released ones; each run
   // allocates its std::vector of results and nothing else.
   const std::size_t resident_results = stress::resident_bytes();
-  const long vectors_before = allocations.load();  // (after reading /proc, which allocates)
+  // (after reading /proc, which allocates)
+  const long vectors_before = nax_test::allocations.load();
   const std::size_t result_runs = runs / 10;
   for (std::size_t i = 0; i < result_runs; ++i) {
     case_of& c = cases[which(i)];
     const std::vector<dyn_tensor> got = ex.run(c.in);
     if (!same_bits(got[0], c.want[0]) || !same_bits(got[1], c.want[1])) ++wrong;
   }
-  const long vectors = allocations.load() - vectors_before;
+  const long vectors = nax_test::allocations.load() - vectors_before;
   MESSAGE(result_runs, " runs returning their results: ", vectors, " allocations", counted);
   CHECK(wrong == 0);
   if (NAX_TEST_COUNT_ALLOCATIONS) CHECK(vectors == static_cast<long>(result_runs));

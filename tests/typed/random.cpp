@@ -14,15 +14,15 @@
 #include <nax/exec/thread_pool.hpp>
 #include <nax/typed/elementwise.hpp>
 
+#include "support/bits.hpp"
+#include "support/threads.hpp"
+
 namespace {
 
 using batch = nax::axis<"batch">;
 using hidden = nax::axis<"hidden", 64>;
 
-template <class T>
-bool same_bits(const T& a, const T& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(*a.data())) == 0;
-}
+using nax_test::same_bits;
 
 template <class X>
 double mean_of(const X& x) {
@@ -39,11 +39,7 @@ double stddev_of(const X& x) {
   return std::sqrt(s / static_cast<double>(x.size()));
 }
 
-// Restores the thread count a test changed.
-struct threads_guard {
-  int saved = nax::num_threads();
-  ~threads_guard() { nax::set_num_threads(saved); }
-};
+using nax_test::threads_guard;
 
 }  // namespace
 

@@ -6,13 +6,14 @@
 //
 // The compiled component: linking the CMake target nax::runtime defines NAX_SEPARATE_RUNTIME,
 // and the non-template functions of graph/, runtime/ and the runtime kernels are then only
-// declared in the headers; the library nax_runtime (src/runtime.cpp, which defines
+// declared in the headers; the library nax_runtime (src/runtime/, whose parts define
 // NAX_RUNTIME_IMPLEMENTATION) holds their one definition. Templates stay in the headers.
 //
 // A header marks such a function NAX_RUNTIME_INLINE and puts its definition in a block
 // `#if NAX_RUNTIME_DEFINITIONS ... #endif` at its end. (A link error naming a nax function means
 // NAX_SEPARATE_RUNTIME is defined but nax_runtime is not linked; a duplicate symbol, that
-// NAX_RUNTIME_IMPLEMENTATION is defined in more than one file.)
+// NAX_RUNTIME_IMPLEMENTATION is defined in a file other than src/runtime/'s parts, or that a
+// header is defined by two parts: src/runtime/parts.hpp says how a header lands in one.)
 
 #if defined(NAX_SEPARATE_RUNTIME) && !defined(NAX_RUNTIME_IMPLEMENTATION)
 #define NAX_RUNTIME_DEFINITIONS 0
@@ -29,9 +30,9 @@
 // Explicit instantiations the compiled component holds: templates a program would otherwise
 // instantiate for the common element types (the dense float and double GEMM). A header writes
 // `NAX_RUNTIME_TEMPLATE void f<float>(...);` after f's definition: an explicit instantiation
-// declaration (extern template) where NAX_SEPARATE_RUNTIME is defined, the definition in
-// src/runtime.cpp, and nothing in a header-only build (the macro is then undefined; guard with
-// #ifdef). Only for templates that plan and run within the component, so that a program built
+// declaration (extern template) where NAX_SEPARATE_RUNTIME is defined, the definition in one
+// part of src/runtime/, and nothing in a header-only build (the macro is then undefined; guard
+// with #ifdef). Only for templates that plan and run within the component, so that a program built
 // with other -m flags than the component never mixes the two's register tiles.
 #if defined(NAX_RUNTIME_IMPLEMENTATION)
 #define NAX_RUNTIME_TEMPLATE template

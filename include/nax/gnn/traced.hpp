@@ -96,7 +96,11 @@ template <edge_weight W, class T, class... Axes>
 class aggregate_grad_kernel final : public graph::external_kernel {
  public:
   explicit aggregate_grad_kernel(std::shared_ptr<const csr> g) : g_(std::move(g)) {}
-  std::string label() const override { return std::string("gnn::") + aggregation_name(W, true); }
+  std::string label() const override {
+    std::string label(
+        "gnn::");  // (appended: g++ 12 misreads `std::string("...") + s`, -Warray-bounds)
+    return label.append(aggregation_name(W, true));
+  }
   std::unique_ptr<kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                              std::uint32_t result,
                                              std::span<const nax::shape> shapes) const override {
@@ -118,7 +122,11 @@ template <edge_weight W, class T, class... Axes>
 class aggregate_kernel final : public graph::differentiable_kernel {
  public:
   explicit aggregate_kernel(std::shared_ptr<const csr> g) : g_(std::move(g)) {}
-  std::string label() const override { return std::string("gnn::") + aggregation_name(W, false); }
+  std::string label() const override {
+    std::string label(
+        "gnn::");  // (appended: g++ 12 misreads `std::string("...") + s`, -Warray-bounds)
+    return label.append(aggregation_name(W, false));
+  }
   std::unique_ptr<kernels::step_kernel> make(std::span<const std::uint32_t> args,
                                              std::uint32_t result,
                                              std::span<const nax::shape> shapes) const override {

@@ -65,9 +65,13 @@ inline bool carries_gradient(const nax::shape& s) {
 }
 
 inline std::string node_label(const node& n) {
+  // Appended to one string: g++ 12's -Wrestrict misreads `"'" + std::string(...)` at -O3.
+  std::string label;
   if (const auto* e = n.op.get_if<external_op>())
-    return "external node '" + e->kernel->label() + "'";
-  return "'" + std::string(name(n.kind())) + "'";
+    label.append("external node '").append(e->kernel->label());
+  else
+    label.append("'").append(name(n.kind()));
+  return label.append("'");
 }
 
 // The kernel of an external node that says how to differentiate it, or null.

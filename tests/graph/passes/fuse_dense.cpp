@@ -10,7 +10,7 @@ TEST_CASE("dense: dot_general, bias and activation become one step") {
   auto w = b.parameter("w", f32({h, k}));
   auto bias = b.parameter("bias", f32({k}));
   auto y = g::gelu(g::dot_general(x, w, {{1, 0}}) + bias);
-  g::program p = compile(b, {y});
+  g::program p = compile_steps(b, {y});
   REQUIRE(p.steps.size() == 1);
   const g::program_step& s = p.steps[0];
   CHECK(s.kind() == g::op_kind::fused_dense);
@@ -23,15 +23,15 @@ TEST_CASE("dense: dot_general, bias and activation become one step") {
   CHECK(s.fused->ops[0].kind() == g::op_kind::dot_general);
   check_decompositions(b, p);
   // Without an activation, without a bias.
-  CHECK(kinds(compile(b, {g::dot_general(x, w, {{1, 0}}) + bias})) == "fused_dense");
-  p = compile(b, {g::relu(g::dot_general(x, w, {{1, 0}}))});
+  CHECK(kinds(compile_steps(b, {g::dot_general(x, w, {{1, 0}}) + bias})) == "fused_dense");
+  p = compile_steps(b, {g::relu(g::dot_general(x, w, {{1, 0}}))});
   REQUIRE(p.steps.size() == 1);
   CHECK(p.steps[0].args.size() == 2);
   CHECK(p.steps[0].as<g::fused_dense_op>().activation == nax::ops::id::relu);
   CHECK(!p.steps[0].as<g::fused_dense_op>().has_bias);
   // The product read elsewhere, or the bias along the rows: not fused.
   auto dot = g::dot_general(x, w, {{1, 0}});
-  CHECK(kinds(compile(b, {g::tanh(dot + bias), dot})) == "dot_general, fused_elementwise");
+  CHECK(kinds(compile_steps(b, {g::tanh(dot + bias), dot})) == "dot_general, fused_elementwise");
   auto row_bias = b.parameter("row_bias", f32({"batch"}));
-  CHECK(kinds(compile(b, {g::tanh(dot + row_bias)})).find("dense") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {g::tanh(dot + row_bias)})).find("dense") == std::string::npos);
 }

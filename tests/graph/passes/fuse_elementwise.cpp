@@ -10,7 +10,7 @@ TEST_CASE("an elementwise chain with broadcasts becomes one step that keeps its 
   auto bias = b.parameter("bias", f32({h}));
   auto t = g::tanh(x * 2.0 + bias);
   auto y = g::exp(t) - x;
-  const g::program p = compile(b, {y});
+  const g::program p = compile_steps(b, {y});
   REQUIRE(p.steps.size() == 1);
   const g::program_step& s = p.steps[0];
   CHECK(s.kind() == g::op_kind::fused_elementwise);
@@ -55,7 +55,7 @@ TEST_CASE("a member used outside its group becomes an extra result") {
   auto c = g::tanh(a) + 1.0;
   auto s = g::sum(a, {"h"});  // reads a: a is written once, by the fused step
   auto y = g::sigmoid(x) * 2.0;
-  const g::program p = compile(b, {c, s, y, a});
+  const g::program p = compile_steps(b, {c, s, y, a});
   CHECK(kinds(p) == "fused_elementwise, reduce, fused_elementwise");
   const g::program_step& f = p.steps[0];
   REQUIRE(f.extra_results.size() == 1);
@@ -75,7 +75,7 @@ TEST_CASE("a group never swallows a path that leaves it and comes back") {
   auto a = g::exp(x);
   auto s = g::sum(a, {"h"});  // [batch]
   auto y = (a * s) + a;       // a -> sum -> mul: a and the mul in one step would be a cycle
-  const g::program p = compile(b, {y});
+  const g::program p = compile_steps(b, {y});
   CHECK(kinds(p) == "elementwise, reduce, fused_elementwise");
   // Crossed reductions: every step's operands are computed before it.
   g::builder c;
@@ -86,7 +86,7 @@ TEST_CASE("a group never swallows a path that leaves it and comes back") {
   auto r2 = g::sum(q1, {"h"});
   auto p2 = q1 * r1;
   auto q2 = p1 * r2;
-  const g::program pc = compile(c, {p2 + q2});
+  const g::program pc = compile_steps(c, {p2 + q2});
   CHECK(pc.steps.size() >= 4);  // placed in an order that runs: compile did not throw
   for (std::size_t i = 0; i < pc.steps.size(); ++i)
     for (g::value_index a2 : pc.steps[i].args)
@@ -99,17 +99,17 @@ TEST_CASE("explicit broadcasts to a group's shape, read only inside it, join the
   auto bias = b.parameter("bias", f32({h}));
   auto bb = b.broadcast(bias, x.shape());
   auto y = g::tanh(x * bb + bb);
-  g::program p = compile(b, {y});
+  g::program p = compile_steps(b, {y});
   CHECK(kinds(p) == "fused_elementwise");
   REQUIRE(p.steps[0].fused);
   CHECK(p.steps[0].fused->ops.size() == 4);  // broadcast, mul, add, tanh
   CHECK(p.steps[0].fused->ops[0].kind() == g::op_kind::broadcast);
   check_decompositions(b, p);
   // Into a reduction's group too.
-  CHECK(kinds(compile(b, {g::sum(x * bb, {"batch"})})) == "fused_reduce");
+  CHECK(kinds(compile_steps(b, {g::sum(x * bb, {"batch"})})) == "fused_reduce");
   // Not when its value leaves the group: requested, or read by another step.
-  CHECK(kinds(compile(b, {y, bb})) == "broadcast, fused_elementwise");
-  CHECK(kinds(compile(b, {y, g::sum(bb, {"h"})})) == "broadcast, fused_elementwise, reduce");
-  CHECK(kinds(compile(b, {y}, {.fusion = false})) ==
+  CHECK(kinds(compile_steps(b, {y, bb})) == "broadcast, fused_elementwise");
+  CHECK(kinds(compile_steps(b, {y, g::sum(bb, {"h"})})) == "broadcast, fused_elementwise, reduce");
+  CHECK(kinds(compile_steps(b, {y}, {.fusion = false})) ==
         "broadcast, elementwise, elementwise, elementwise");
 }

@@ -45,7 +45,7 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
     auto gamma = b.parameter("gamma", f32({h}));
     auto beta = b.parameter("beta", f32({h}));
     auto y = layer_norm_from_primitives(b, x, gamma, beta, "h", v, 1e-3);
-    const g::program p = compile(b, {y});
+    const g::program p = compile_steps(b, {y});
     REQUIRE(p.steps.size() == 1);
     const g::program_step& s = p.steps[0];
     CHECK(s.kind() == g::op_kind::layer_norm);
@@ -70,12 +70,12 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
   auto beta = b.parameter("beta", f32({h}));
   auto y =
       layer_norm_from_primitives(b, x, gamma, beta, "h", {.gamma_first = true, .beta_first = true});
-  CHECK(kinds(compile(b, {y})) == "fused_layer_norm");
-  CHECK(kinds(compile(b, {y}, {.fuse = {.layer_norm = false}})).find("layer_norm") ==
+  CHECK(kinds(compile_steps(b, {y})) == "fused_layer_norm");
+  CHECK(kinds(compile_steps(b, {y}, {.fuse = {.layer_norm = false}})).find("layer_norm") ==
         std::string::npos);
   auto x2 = b.parameter("x2", f32({"batch", h}));
   auto y2 = layer_norm_from_primitives(b, x2, gamma, beta, "h", {.gamma_first = true});
-  CHECK(kinds(compile(b, {y2})) == "fused_layer_norm, fused_elementwise");  // [h, batch]
+  CHECK(kinds(compile_steps(b, {y2})) == "fused_layer_norm, fused_elementwise");  // [h, batch]
 }
 
 TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes differ") {
@@ -87,18 +87,19 @@ TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes
   auto d = x - mu;
   auto var = g::mean(d * d, {"h"});
   auto y = d * g::rsqrt(var + 1e-5) * gamma + beta;
-  CHECK(kinds(compile(b, {y})) == "fused_layer_norm");
-  CHECK(kinds(compile(b, {y, var})).find("layer_norm") == std::string::npos);
-  CHECK(kinds(compile(b, {y + mu})).find("layer_norm") == std::string::npos);  // mu read
+  CHECK(kinds(compile_steps(b, {y})) == "fused_layer_norm");
+  CHECK(kinds(compile_steps(b, {y, var})).find("layer_norm") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {y + mu})).find("layer_norm") == std::string::npos);  // mu read
   // The variance over another axis than the mean.
   auto var2 = g::mean(d * d, {"batch"});
   auto y2 = d * g::rsqrt(var2 + 1e-5);
-  CHECK(kinds(compile(b, {y2})).find("layer_norm") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {y2})).find("layer_norm") == std::string::npos);
   // A square of something else than the centred x.
   auto var3 = g::mean(x * x, {"h"});
-  CHECK(kinds(compile(b, {d * g::rsqrt(var3 + 1e-5)})).find("layer_norm") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {d * g::rsqrt(var3 + 1e-5)})).find("layer_norm") ==
+        std::string::npos);
   // gamma along another axis is not a scale of the normalized axis (the norm alone is taken).
   auto other = b.parameter("other", f32({"batch"}));
-  const g::program p = compile(b, {d * g::rsqrt(var + 1e-5) * other});
+  const g::program p = compile_steps(b, {d * g::rsqrt(var + 1e-5) * other});
   CHECK(kinds(p) == "fused_layer_norm, elementwise");
 }

@@ -11,7 +11,7 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   // exp(x - max) / sum
   auto e = g::exp(x - g::reduce_max(x, {"h"}));
   auto sm = e / g::sum(e, {"h"});
-  const g::program p = compile(b, {sm});
+  const g::program p = compile_steps(b, {sm});
   REQUIRE(p.steps.size() == 1);
   CHECK(p.steps[0].kind() == g::op_kind::softmax);
   CHECK(p.steps[0].as<g::softmax_op>().axis == 1);
@@ -22,7 +22,7 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   // exp(x) * (1 / sum(exp(x))), over the batch axis
   auto e2 = g::exp(x2);
   auto sm2 = e2 * (1.0 / g::sum(e2, {"batch"}));
-  const g::program p2 = compile(b, {sm2});
+  const g::program p2 = compile_steps(b, {sm2});
   REQUIRE(p2.steps.size() == 1);
   CHECK(p2.steps[0].kind() == g::op_kind::softmax);
   CHECK(p2.steps[0].as<g::softmax_op>().axis == 0);
@@ -31,7 +31,7 @@ TEST_CASE("softmax from primitives is recognized in its variants") {
   check_decompositions(b, p2);  // the constant 1 of 1 / sum is an argument
   CHECK(p2.steps[0].args.size() == 2);
   // Off: the ops stay (and the elementwise pass takes what it can).
-  CHECK(kinds(compile(b, {sm}, {.fuse = {.softmax = false}})) ==
+  CHECK(kinds(compile_steps(b, {sm}, {.fuse = {.softmax = false}})) ==
         "reduce, fused_elementwise, reduce, elementwise");
 }
 
@@ -40,9 +40,9 @@ TEST_CASE("softmax is not recognized when an intermediate escapes or the axes di
   auto x = b.parameter("x", f32({"batch", h}));
   auto e = g::exp(x - g::reduce_max(x, {"h"}));
   auto sm = e / g::sum(e, {"h"});
-  CHECK(kinds(compile(b, {sm, e})).find("softmax") == std::string::npos);  // e requested
+  CHECK(kinds(compile_steps(b, {sm, e})).find("softmax") == std::string::npos);  // e requested
   auto other = g::log(e) + 1.0;
-  CHECK(kinds(compile(b, {sm + other})).find("softmax") == std::string::npos);  // e read
+  CHECK(kinds(compile_steps(b, {sm + other})).find("softmax") == std::string::npos);  // e read
   // max over h, sum over batch: not the five-op softmax, but exp(d) / sum(exp(d)) over batch
   // of the difference d is one (without the max).
   g::builder c;
@@ -50,12 +50,12 @@ TEST_CASE("softmax is not recognized when an intermediate escapes or the axes di
   auto d = y - g::reduce_max(y, {"h"});
   auto ey = g::exp(d);
   auto bad = ey / g::sum(ey, {"batch"});
-  const g::program pb = compile(c, {bad});
+  const g::program pb = compile_steps(c, {bad});
   CHECK(kinds(pb) == "reduce, elementwise, fused_softmax");
   CHECK(pb.steps[2].as<g::softmax_op>().axis == 0);
   CHECK(pb.values[pb.steps[2].args[0]].origin == d.id());
   // div of an exp by a sum of another exp
   auto ez = g::exp(y);
   auto ew = g::exp(y * 2.0);
-  CHECK(kinds(compile(c, {ez / g::sum(ew, {"h"})})).find("softmax") == std::string::npos);
+  CHECK(kinds(compile_steps(c, {ez / g::sum(ew, {"h"})})).find("softmax") == std::string::npos);
 }

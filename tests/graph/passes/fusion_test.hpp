@@ -20,8 +20,8 @@ inline const dim h = dim::named("h", 8), k = dim::named("k", 5);
 
 inline shape f32(std::initializer_list<dim> dims) { return shape::make(dtype::f32, dims); }
 
-inline g::program compile(const g::builder& b, std::initializer_list<g::value> outs,
-                          g::compile_options o = {}) {
+inline g::program compile_steps(const g::builder& b, std::initializer_list<g::value> outs,
+                                g::compile_options o = {}) {
   return g::compile_program(b, std::span(outs.begin(), outs.size()), o);
 }
 

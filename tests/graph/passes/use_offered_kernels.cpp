@@ -39,12 +39,12 @@ TEST_CASE("a group that is exactly the offered value runs the offered kernel") {
   const g::node_id first = next(b);
   auto y = g::exp(x * 2.0 + 1.0);
   offer(b, y, {x}, first, y.shape());
-  const g::program p = compile(b, {y});
+  const g::program p = compile_steps(b, {y});
   CHECK(kinds(p) == "external");
   REQUIRE(p.steps[0].args.size() == 1);
   CHECK(p.steps[0].args[0] == 0);  // x, the program's first value
   CHECK(p.steps[0].as<g::external_op>().kernel->label() == "offered");
-  CHECK(compile(b, {y}, {.fuse = {.offered_kernels = false}}).steps[0].kind() ==
+  CHECK(compile_steps(b, {y}, {.fuse = {.offered_kernels = false}}).steps[0].kind() ==
         g::op_kind::fused_elementwise);
 }
 
@@ -55,9 +55,9 @@ TEST_CASE("a part of the value over fewer axes is recomputed by the kernel from 
   const g::node_id first = next(b);
   auto y = x * (s * s) + 1.0;  // s * s: its own step over [h] in the fused form
   offer(b, y, {x, s}, first, y.shape());
-  CHECK(kinds(compile(b, {y}, {.fuse = {.offered_kernels = false}})) ==
+  CHECK(kinds(compile_steps(b, {y}, {.fuse = {.offered_kernels = false}})) ==
         "elementwise, fused_elementwise");
-  const g::program p = compile(b, {y});
+  const g::program p = compile_steps(b, {y});
   CHECK(kinds(p) == "external");  // s * s is no longer needed
   CHECK(p.steps[0].args.size() == 2);
 }
@@ -71,15 +71,15 @@ TEST_CASE("a group grown beyond the value, or absorbed into a GEMM, keeps its fu
   auto y = g::exp(x * 2.0);
   offer(b, y, {x}, first, y.shape());
   auto z = g::tanh(y) - x;  // fusion makes one group of y's ops and z's
-  CHECK(kinds(compile(b, {z})) == "fused_elementwise");
+  CHECK(kinds(compile_steps(b, {z})) == "fused_elementwise");
   // y requested too: y is the group's extra result, and the group is not y's alone.
-  CHECK(kinds(compile(b, {z, y})) == "fused_elementwise");
+  CHECK(kinds(compile_steps(b, {z, y})) == "fused_elementwise");
 
   auto d = g::dot_general(x, w, {{1, 0}});
   first = next(b);
   auto e = g::gelu(d + bias);
   offer(b, e, {d, bias}, first, e.shape());
-  CHECK(kinds(compile(b, {e})) == "fused_dense");
+  CHECK(kinds(compile_steps(b, {e})) == "fused_dense");
 }
 
 TEST_CASE("an offer whose result has the axes in another order is not taken") {
@@ -88,7 +88,7 @@ TEST_CASE("an offer whose result has the axes in another order is not taken") {
   const g::node_id first = next(b);
   auto y = g::exp(x * 2.0);
   offer(b, y, {x}, first, f32({h, "batch"}));
-  CHECK(kinds(compile(b, {y})) == "fused_elementwise");
+  CHECK(kinds(compile_steps(b, {y})) == "fused_elementwise");
   CHECK_THROWS_WITH_AS(b.offer_kernel(x, nullptr, {}, y.shape(), 0),
                        "nax::graph::offer_kernel: no kernel", nax::shape_error);
 }

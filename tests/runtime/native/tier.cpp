@@ -18,6 +18,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/bits.hpp"
+
 namespace g = nax::graph;
 using nax::dim;
 using nax::dtype;
@@ -29,10 +31,7 @@ namespace {
 
 const dim h = dim::named("h", 8);
 
-bool same_bits(const dyn_tensor& a, const dyn_tensor& b) {
-  return a.shape() == b.shape() &&
-         (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
+using nax_test::same_bits;
 
 // A random elementwise program: parameters of every dtype over [batch, h], [h] and [h, batch]
 // (a transposed read), constants, and 4 to 16 ops drawn from the whole op list on operands of

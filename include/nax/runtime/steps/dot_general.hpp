@@ -15,11 +15,18 @@
 
 namespace nax::runtime {
 
+class plan_memo;
+
 /// The kernel of a dot_general or fused_dense step s; operands that need a permuted copy append
 /// their scratch to `scratch`.
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
     const graph::program_step& s, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch);
+
+/// The same, copying the kernel of an earlier step of the same op and shapes that `memo` kept.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
+    const graph::program_step& s, std::span<const nax::shape> shapes,
+    std::vector<scratch_request>& scratch, plan_memo& memo);
 
 /// The kernel of s copied from `like`, the kernel of a step of the same op whose operands and
 /// result have the shapes of s's (s's scratch appended to `scratch`).
@@ -38,6 +45,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
+#include <nax/runtime/plan_memo.hpp>
 
 namespace nax::runtime {
 namespace detail {

@@ -1,14 +1,8 @@
-#pragma once
-// An allocation counter for the tests that check what a run or a specialization allocates:
-// `allocations` counts every call of every form of operator new (plain, array, nothrow,
-// aligned), which this header replaces. Include it in one file of a test program only.
-//
-// ThreadSanitizer's runtime, which clang links statically, defines operator new itself, so the
-// counter cannot replace it there: NAX_TEST_COUNT_ALLOCATIONS is then 0, and the tests that count
-// skip themselves (`doctest::skip(!NAX_TEST_COUNT_ALLOCATIONS)`; other builds run them).
+// The replaced operator new and delete that count into nax_test::allocations
+// (allocation_counter.hpp says where they cannot replace the runtime's own).
+#include "allocation_counter.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
@@ -17,22 +11,11 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
-#if defined(__SANITIZE_THREAD__)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef NAX_TEST_COUNT_ALLOCATIONS
-#define NAX_TEST_COUNT_ALLOCATIONS 1
-#endif
 
-namespace {
-std::atomic<long> allocations{0};
-}
+std::atomic<long> nax_test::allocations{0};
 
 #if NAX_TEST_COUNT_ALLOCATIONS
+using nax_test::allocations;
 void* operator new(std::size_t n) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;

@@ -1,8 +1,13 @@
+#pragma once
 // Every op of the list (ops/list.hpp) in every layer that runs it: the typed eager expression
 // (nax::<op>, generated from the list) and a one-instruction elementwise kernel plan give the
 // op's scalar body's bits, element for element, for every element type its operand class takes,
 // with tensor operands and with the last operand a scalar (splatted). The ops come from the list
 // itself: a new op is tested here with no new test code.
+//
+// Each op's typed expressions are compiled for five element types, twice: part<K, N>() checks
+// the ops whose position in the list is K modulo N, and part_K.cpp runs part K, so that the
+// parts compile in parallel (tests/ops/every_op/part_*.cpp).
 #include <nax/ops/list.hpp>
 
 #include <nax/kernels/elementwise.hpp>
@@ -26,7 +31,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace {
+#include "support/bits.hpp"
+
+namespace every_op {
 
 using n_ax = nax::axis<"n">;
 namespace ops = nax::ops;
@@ -69,11 +76,7 @@ nax::tensor<T, n_ax> random_tensor(std::mt19937& rng) {
   return t;
 }
 
-// Element i's bits, as stored (bool: one byte, 0 or 1).
-template <class T>
-bool same_bits(const T& a, const T& b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
+using nax_test::same_bits;
 
 // Element x, every digit shown (values that differ in their last bit print differently).
 template <class T>
@@ -155,17 +158,19 @@ void check_op(Typed typed) {
   CHECK(types > 0);  // every op takes one of them
 }
 
-}  // namespace
-
-TEST_CASE("every op of the list: typed, kernel and scalar body agree bit for bit") {
+// The ops whose position in the list is K modulo N, each in both layers over its types.
+template <std::size_t K, std::size_t N>
+void part() {
   std::size_t visited = 0;
 #define NAX_CHECK_OP(op, arity, operands, result)                      \
-  {                                                                    \
+  if constexpr (static_cast<std::size_t>(ops::op::id) % N == K) {      \
     CAPTURE(ops::op::name);                                            \
     check_op<ops::op>([](const auto&... x) { return nax::op(x...); }); \
     ++visited;                                                         \
   }
   NAX_ELEMENTWISE_OPS(NAX_CHECK_OP)
 #undef NAX_CHECK_OP
-  CHECK(visited == ops::count);
+  CHECK(visited == (ops::count + N - 1 - K) / N);
 }
+
+}  // namespace every_op
