@@ -7,6 +7,10 @@
 #                                  kernels -> graph -> runtime -> jit
 # and gnn, then io, sit on top of everything; nax.hpp (the umbrella) may include anything.
 # typed and graph never see each other: jit is the one layer that sees both.
+#
+# It also checks the namespaces (include/nax/core/isa.hpp): every layer above core declares its
+# names in the instruction set's inline namespace (`namespace nax::NAX_ISA...`), and core never
+# does (except nax::error, the diagnostics' tag types, which any layer may add to).
 
 set(order_core core)
 set(order_simd core simd)
@@ -53,4 +57,29 @@ endforeach()
 if(violations)
   message(FATAL_ERROR "includes that go up a layer (see docs/architecture.md):\n${violations}")
 endif()
-message(STATUS "${checked} #include lines in ${INCLUDE}/nax go down or across, none up")
+
+set(namespaces 0)
+foreach(header IN LISTS headers)
+  if(header STREQUAL "nax.hpp" OR header STREQUAL "core/isa.hpp")
+    continue()
+  endif()
+  string(REGEX MATCH "^[a-z_]+" layer "${header}")
+  file(STRINGS ${INCLUDE}/nax/${header} lines REGEX "^[ \t]*namespace nax[ :]")
+  foreach(line IN LISTS lines)
+    math(EXPR namespaces "${namespaces} + 1")
+    if(line MATCHES "namespace nax::error \\{")
+      continue()
+    endif()
+    if(layer STREQUAL "core" AND line MATCHES "NAX_ISA")
+      string(APPEND violations "  ${header}: ${line} (core/ is the same for every instruction set)\n")
+    elseif(NOT layer STREQUAL "core" AND NOT line MATCHES "^[ \t]*namespace nax::NAX_ISA[ :]")
+      string(APPEND violations "  ${header}: ${line} (write namespace nax::NAX_ISA...)\n")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "namespaces outside the instruction set's (include/nax/core/isa.hpp):\n"
+                      "${violations}")
+endif()
+message(STATUS "${checked} #include lines in ${INCLUDE}/nax go down or across, none up; "
+               "${namespaces} namespace declarations by the instruction set's rule")

@@ -20,6 +20,18 @@
 #define NAX_RUNTIME_IMPLEMENTATION
 #include <nax/core/linkage.hpp>
 
+// The instruction set check (nax/core/linkage.hpp), in part 1: every program that links the
+// component refers to nax_runtime_instruction_set_check, so this part is always linked, and
+// with it the reference to nax_program_compiled_for_<this set>.
+#if NAX_RUNTIME_PART == 1
+extern "C" {  // (declared extern in linkage.hpp, so defined with external linkage here)
+const char NAX_ISA_CAT(nax_runtime_compiled_for_, NAX_ISA_TAG) = 0;
+const char nax_runtime_instruction_set_check = 0;
+[[gnu::used]] const char* const nax_runtime_needs_program_for =
+    &NAX_ISA_CAT(nax_program_compiled_for_, NAX_ISA_TAG);
+}
+#endif
+
 // --- 1: the graph: its IR, shape rules and builder ---------------------------------------------
 #define NAX_RUNTIME_SECTION 1
 #include "section.hpp"

@@ -5,7 +5,11 @@
 #      set to that prefix alone and the package registries off, same compiler and generator
 #   3. check that nax was found inside the prefix (not in the source or build tree)
 #   4. build the consumer and run its programs, comparing their output with EXPECTED_OUTPUT (app:
-#      header-only) and EXPECTED_RUNTIME_OUTPUT (app_runtime: with the compiled nax::runtime)
+#      header-only) and EXPECTED_RUNTIME_OUTPUT (app_runtime: with the compiled nax::runtime),
+#      and app_transformer (examples/transformer.cpp compiled with other flags than the
+#      component, CONSUMER_FLAGS) checking a transformer block against its reference ("ok")
+#   5. link a program compiled for another instruction set than the component by hand (no CMake,
+#      so the component's flags are not passed on): the link must fail naming both sets
 #
 # Inputs (-D): NAX_BINARY_DIR NAX_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR
 #              EXPECTED_OUTPUT, and optionally CONFIG GENERATOR_PLATFORM GENERATOR_TOOLSET
@@ -103,7 +107,9 @@ set(_configure_cmd
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
     -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
     "-DNAX_EXPECTED_PREFIX=${_prefix}"
-    "-DNAX_FORBIDDEN_INCLUDE_DIR=${NAX_SOURCE_DIR}/include")
+    "-DNAX_FORBIDDEN_INCLUDE_DIR=${NAX_SOURCE_DIR}/include"
+    "-DNAX_EXAMPLES_DIR=${NAX_SOURCE_DIR}/examples"
+    "-DNAX_CONSUMER_FLAGS=${CONSUMER_FLAGS}")
 if(GENERATOR_PLATFORM)
   list(APPEND _configure_cmd -A "${GENERATOR_PLATFORM}")
 endif()
@@ -175,4 +181,62 @@ endfunction()
 _run_program(app "${EXPECTED_OUTPUT}")
 if(EXPECTED_RUNTIME_OUTPUT)
   _run_program(app_runtime "${EXPECTED_RUNTIME_OUTPUT}")
+endif()
+
+# A program with other flags than the component: right answers, since nax::runtime passes its
+# flags on (the last -march wins). The program checks itself and prints "ok" last.
+set(_location_file "${_consumer_build}/app_transformer-location-${_config}.txt")
+file(READ "${_location_file}" _app)
+string(STRIP "${_app}" _app)
+execute_process(COMMAND "${_app}" RESULT_VARIABLE _rc OUTPUT_VARIABLE _stdout ERROR_VARIABLE _stderr)
+if(NOT _rc STREQUAL "0" OR NOT _stdout MATCHES "\nok\n$")
+  _fail("app_transformer (compiled with '${CONSUMER_FLAGS}' before nax::runtime's flags) is not "
+        "ok: exit status ${_rc}" "---- standard output:\n${_stdout}\n---- standard error:\n"
+        "${_stderr}\n----")
+endif()
+message(STATUS "${_test}: app_transformer, compiled with '${CONSUMER_FLAGS}' too, printed ok")
+
+# --- 5. a program for another instruction set must not link --------------------------------------
+# Compiled and linked by hand, as a build without nax's CMake target would: for x86-64's baseline
+# (SSE2), or for AVX2 with FMA if the component is the baseline. Both sets must be named.
+file(GLOB_RECURSE _archive "${_prefix}/*/libnax_runtime.a")
+if(NOT _archive)
+  _fail("no libnax_runtime.a under '${_prefix}'")
+endif()
+list(GET _archive 0 _archive)
+file(STRINGS "${_archive}" _defined REGEX "nax_runtime_compiled_for_[a-z0-9_]+")
+string(REGEX MATCH "nax_runtime_compiled_for_([a-z0-9_]+)" _ "${_defined}")
+set(_component_isa "${CMAKE_MATCH_1}")
+if(_component_isa STREQUAL "")
+  _fail("'${_archive}' defines no nax_runtime_compiled_for_<instruction set>")
+endif()
+if(_component_isa MATCHES "^(sse|ssse|avx|avx2|avx512)")
+  if(_component_isa STREQUAL "sse2")
+    set(_other_flags -mavx2 -mfma)
+    set(_other_isa avx2_fma)
+  else()
+    set(_other_flags -march=x86-64)
+    set(_other_isa sse2)
+  endif()
+  execute_process(
+    COMMAND "${CXX_COMPILER}" -std=c++20 -DNAX_SEPARATE_RUNTIME ${_other_flags}
+            "-I${_prefix}/include" "${CONSUMER_SOURCE_DIR}/runtime.cpp" "${_archive}" -pthread
+            -ldl -o "${WORK_DIR}/mismatched"
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  if(_rc STREQUAL "0")
+    _fail("a program compiled with '${_other_flags}' linked the component compiled for "
+          "${_component_isa}: it must not")
+  endif()
+  foreach(_symbol IN ITEMS "nax_runtime_compiled_for_${_other_isa}"
+                           "nax_program_compiled_for_${_component_isa}")
+    string(FIND "${_out}" "${_symbol}" _at)
+    if(_at EQUAL -1)
+      _fail("linking a program for ${_other_isa} with the component for ${_component_isa} "
+            "failed without naming '${_symbol}'" "---- its output:\n${_out}\n----")
+    endif()
+  endforeach()
+  message(STATUS "${_test}: a program for ${_other_isa} did not link the component for "
+                 "${_component_isa}, both named")
+else()
+  message(STATUS "${_test}: the component is for ${_component_isa}: no other x86 set to try")
 endif()

@@ -6,7 +6,7 @@
 #include <memory>
 #include <new>
 
-namespace nax::detail {
+namespace nax::core_detail {
 
 /// The alignment of every buffer nax allocates: a cache line, and the widest SIMD vector.
 inline constexpr std::size_t buffer_alignment = 64;
@@ -42,4 +42,4 @@ std::byte* thread_scratch(std::size_t bytes) {
   return buffer.get();
 }
 
-}  // namespace nax::detail
+}  // namespace nax::core_detail

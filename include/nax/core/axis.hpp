@@ -13,7 +13,7 @@
 #include <nax/core/shape_error.hpp>
 
 namespace nax {
-namespace detail {
+namespace core_detail {
 
 template <auto Extent>
 struct extent_kind {
@@ -49,7 +49,7 @@ constexpr void check_axis_extent(std::string_view name, std::size_t static_exten
   if (n > bound) throw_shape_error("axis '", name, "': extent ", n, " exceeds its bound ", bound);
 }
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// A named axis. `Extent` is a positive integer (static), `nax::dynamic` (the default) or
 /// `nax::upto(N)` (dynamic, at most N). The type carries the facts; a value carries the extent:
@@ -61,12 +61,12 @@ constexpr void check_axis_extent(std::string_view name, std::size_t static_exten
 /// A value of a static axis stores nothing (sizeof 1); of a dynamic axis, one std::size_t.
 template <fixed_string Name, auto Extent = dynamic>
 class axis {
-  using kind = detail::extent_kind<Extent>;
+  using kind = core_detail::extent_kind<Extent>;
   // An error here means the axis was declared with an extent that is not a positive integer,
   // nax::dynamic or nax::upto(N) with N > 0.
   static_assert(
-      detail::require<kind::valid, error::axis_extent_must_be_positive_integer_or_dynamic_or_upto<
-                                       detail::diagnostic_name<Name>>>);
+      core_detail::require<kind::valid, error::axis_extent_must_be_positive_integer_or_dynamic_or_upto<
+                                       core_detail::diagnostic_name<Name>>>);
 
  public:
   static constexpr fixed_string<Name.size()> fixed_name = Name;
@@ -107,16 +107,16 @@ class axis {
   }
 
  private:
-  using storage = std::conditional_t<is_static, detail::no_extent, std::size_t>;
+  using storage = std::conditional_t<is_static, core_detail::no_extent, std::size_t>;
 
   template <class Int>
   static constexpr storage checked(Int extent) {
     if constexpr (std::is_signed_v<Int>) {
       if (extent < 0)
-        detail::throw_shape_error("axis '", name, "': extent ", extent, " is negative");
+        core_detail::throw_shape_error("axis '", name, "': extent ", extent, " is negative");
     }
     const auto n = static_cast<std::size_t>(extent);
-    detail::check_axis_extent(name, static_extent, bound, n);
+    core_detail::check_axis_extent(name, static_extent, bound, n);
     if constexpr (is_static)
       return {};
     else
@@ -126,12 +126,12 @@ class axis {
   template <std::size_t N>
   static constexpr storage checked_constant() noexcept {
     // An error here means a static axis was given a compile-time extent other than its own.
-    static_assert(detail::require < !is_static || N == static_extent,
-                  error::static_axis_given_other_extent < detail::diagnostic_name<Name>,
+    static_assert(core_detail::require < !is_static || N == static_extent,
+                  error::static_axis_given_other_extent < core_detail::diagnostic_name<Name>,
                   static_extent, N >>);
     // An error here means a bounded axis was given a compile-time extent above its bound.
-    static_assert(detail::require<N <= bound, error::axis_static_extent_exceeds_bound<
-                                                  detail::diagnostic_name<Name>, N, bound>>);
+    static_assert(core_detail::require<N <= bound, error::axis_static_extent_exceeds_bound<
+                                                  core_detail::diagnostic_name<Name>, N, bound>>);
     if constexpr (is_static)
       return {};
     else

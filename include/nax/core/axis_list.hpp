@@ -22,7 +22,7 @@ namespace nax {
 template <class... Axes>
 struct axes {};
 
-namespace detail {
+namespace core_detail {
 
 namespace mp = boost::mp11;
 
@@ -94,30 +94,30 @@ consteval bool check_unique_axes_impl() {
   return true;
 }
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// The axis of two same-named axes that satisfies both (static beats bounded beats dynamic; two
 /// bounds give the smaller). Different static extents, or a static extent above a bound, fail to
 /// compile with the axis name and both numbers in the first error line.
 template <class A, class B>
-using unify_axes = typename decltype(detail::unify_axes_impl<A, B>())::type;
+using unify_axes = typename decltype(core_detail::unify_axes_impl<A, B>())::type;
 
 /// Fails to compile, naming the axis, if list L names an axis twice; otherwise true.
 template <class L>
-inline constexpr bool check_unique_axes = detail::check_unique_axes_impl<L>();
+inline constexpr bool check_unique_axes = core_detail::check_unique_axes_impl<L>();
 
 /// Whether list L has an axis named like A.
 template <class L, class A>
-inline constexpr bool axes_contains_v = detail::contains_axis<L, A>;
+inline constexpr bool axes_contains_v = core_detail::contains_axis<L, A>;
 template <class L, class A>
 using axes_contains = boost::mp11::mp_bool<axes_contains_v<L, A>>;
 
 /// Position of the axis named like A in list L; a compile error naming A if L has none.
 template <class L, class A>
 using axes_index_of =
-    typename boost::mp11::mp_eval_if_c<detail::contains_axis<L, A>,
-                                       boost::mp11::mp_identity<detail::find_axis<L, A>>,
-                                       detail::axis_not_found_error, L, A>::type;
+    typename boost::mp11::mp_eval_if_c<core_detail::contains_axis<L, A>,
+                                       boost::mp11::mp_identity<core_detail::find_axis<L, A>>,
+                                       core_detail::axis_not_found_error, L, A>::type;
 template <class L, class A>
 inline constexpr std::size_t axes_index_of_v = axes_index_of<L, A>::value;
 
@@ -125,7 +125,7 @@ inline constexpr std::size_t axes_index_of_v = axes_index_of<L, A>::value;
 template <class L, class A>
 using axes_get = boost::mp11::mp_at<L, axes_index_of<L, A>>;
 
-namespace detail {
+namespace core_detail {
 
 template <class L>
 struct in_list {
@@ -143,26 +143,26 @@ struct unify_with_match {
   using fn = mp::mp_eval_if_c<!contains_axis<L, A>, A, unify_with_found, L, A>;
 };
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// Left axes in order, then the right-only axes in right order. Shared axes are unified
 /// (`unify_axes`) and appear where the left list has them.
 template <class L, class R>
 using axes_union =
-    boost::mp11::mp_append<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
-                           boost::mp11::mp_remove_if_q<R, detail::in_list<L>>>;
+    boost::mp11::mp_append<boost::mp11::mp_transform_q<core_detail::unify_with_match<R>, L>,
+                           boost::mp11::mp_remove_if_q<R, core_detail::in_list<L>>>;
 
 /// The axes of L whose names R does not have, in L's order. Shared axes must agree.
 template <class L, class R>
 using axes_difference =
-    boost::mp11::mp_remove_if_q<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
-                                detail::in_list<R>>;
+    boost::mp11::mp_remove_if_q<boost::mp11::mp_transform_q<core_detail::unify_with_match<R>, L>,
+                                core_detail::in_list<R>>;
 
 /// The axes of L whose names R also has, in L's order, unified with R's.
 template <class L, class R>
 using axes_intersection =
-    boost::mp11::mp_copy_if_q<boost::mp11::mp_transform_q<detail::unify_with_match<R>, L>,
-                              detail::in_list<R>>;
+    boost::mp11::mp_copy_if_q<boost::mp11::mp_transform_q<core_detail::unify_with_match<R>, L>,
+                              core_detail::in_list<R>>;
 
 /// Whether L and R name the same axes, in any order (R is a permutation of L). Shared axes must
 /// agree.
@@ -174,7 +174,7 @@ inline constexpr bool axes_same_set_v =
 template <class L, class R>
 using axes_same_set = boost::mp11::mp_bool<axes_same_set_v<L, R>>;
 
-namespace detail {
+namespace core_detail {
 
 // The facts of a list's axes that decide whether two of one name agree, as a constexpr array:
 // the outcomes below loop over it in constant evaluation instead of instantiating templates.
@@ -245,19 +245,19 @@ requires(!std::is_same_v<R, axes<>>) struct disagreement_of<axes<>, R> {
   using type = passed;
 };
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// The outcome (diagnostics.hpp) of meeting lists L and R: `passed`, or the error of their first
 /// two axes of one name that disagree, as unify_axes would raise it.
 template <class L, class R>
-using axes_disagreement = typename detail::disagreement_of<L, R>::type;
+using axes_disagreement = typename core_detail::disagreement_of<L, R>::type;
 
 /// The outcome of looking up A in list L: `passed`, or error::axis_not_in_list naming A.
 template <class L, class A>
-using axis_missing = std::conditional_t<detail::contains_axis<L, A>, detail::passed,
-                                        error::axis_not_in_list<detail::axis_diagnostic_name<A>>>;
+using axis_missing = std::conditional_t<core_detail::contains_axis<L, A>, core_detail::passed,
+                                        error::axis_not_in_list<core_detail::axis_diagnostic_name<A>>>;
 
-namespace detail {
+namespace core_detail {
 template <class X>
 concept has_axes_type = requires {
   typename std::remove_cvref_t<X>::axes_type;
@@ -270,12 +270,12 @@ template <has_axes_type X, class... A>
 struct axes_missing_from<X, A...> {
   using outcome = first_failure<axis_missing<typename std::remove_cvref_t<X>::axes_type, A>...>;
 };
-}  // namespace detail
+}  // namespace core_detail
 
 /// The outcome of looking up each of A... in the axes of X (an expression, possibly a reference
 /// to one): the first A it lacks, as axis_missing. `passed` for a type without axes.
 template <class X, class... A>
-using axes_missing_from = typename detail::axes_missing_from<X, A...>::outcome;
+using axes_missing_from = typename core_detail::axes_missing_from<X, A...>::outcome;
 
 /// The names of a list's axes, in order.
 template <class L>

@@ -43,7 +43,7 @@ class bindings {
     template <class Int>
     static std::size_t checked(axis_name n, Int v) {
       if constexpr (std::is_signed_v<Int>)
-        if (v < 0) detail::throw_shape_error("axis '", n.view(), "' bound to negative extent ", v);
+        if (v < 0) core_detail::throw_shape_error("axis '", n.view(), "' bound to negative extent ", v);
       return static_cast<std::size_t>(v);
     }
   };
@@ -79,19 +79,19 @@ class bindings {
   /// The extent bound to `name`; nax::shape_error naming it if it is not bound.
   std::size_t at(std::string_view name) const {
     if (auto v = find(name)) return *v;
-    detail::throw_shape_error("axis '", name, "' is not bound in ", to_string());
+    core_detail::throw_shape_error("axis '", name, "' is not bound in ", to_string());
   }
 
   /// Binds `name` to `value`. Binding a bound name again to another value throws
   /// "axis 'batch' has conflicting values: 32 vs 64"; to the same value it does nothing.
   void bind(axis_name name, std::size_t value) {
-    if (name.empty()) detail::throw_shape_error("cannot bind an unnamed axis (extent ", value, ")");
+    if (name.empty()) core_detail::throw_shape_error("cannot bind an unnamed axis (extent ", value, ")");
     std::size_t at = 0;
     for (; at < entries_.size(); ++at) {
       entry& e = entries_[at];
       if (e.name == name) {
         if (e.value != value)
-          detail::throw_shape_error("axis '", name.view(), "' has conflicting values: ", e.value,
+          core_detail::throw_shape_error("axis '", name.view(), "' has conflicting values: ", e.value,
                                     " vs ", value);
         return;
       }
@@ -151,7 +151,7 @@ class bindings {
     return x ^ (x >> 31);
   }
 
-  detail::small_vector<entry, 4> entries_;
+  core_detail::small_vector<entry, 4> entries_;
 };
 
 /// What a specialization cache is keyed by: the complete bindings with their hash computed once.

@@ -37,7 +37,7 @@ inline bool broadcasts_by_name(const shape& a, const shape& b) noexcept {
   return all_axes_named(a) && all_axes_named(b);
 }
 
-namespace detail {
+namespace core_detail {
 
 inline bool is_static_one(const dim& d) noexcept { return d.is_static() && d.extent() == 1; }
 
@@ -57,14 +57,14 @@ inline dim broadcast_pair(const dim& a, const dim& b) {
   return with_name(a_one ? b : a, n);
 }
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// The shape of an elementwise result over operands of shapes a and b, with element type
 /// `type` (see the file comment). nax::shape_error naming the axis when they do not broadcast.
 inline shape broadcast_shapes(const shape& a, const shape& b, dtype type) {
   if (b.rank() == 0) return shape(type, a.dims());
   if (a.rank() == 0) return shape(type, b.dims());
-  detail::small_vector<dim, 6> out;
+  core_detail::small_vector<dim, 6> out;
   if (broadcasts_by_name(a, b)) {
     for (const dim& d : a.dims()) {
       const auto j = b.index_of(d.name().view());
@@ -79,7 +79,7 @@ inline shape broadcast_shapes(const shape& a, const shape& b, dtype type) {
   for (std::size_t i = 0; i < ra; ++i) {
     if (!a[i].has_name()) continue;
     if (const auto j = b.index_of(a[i].name().view()); j && ra - i != rb - *j)
-      detail::throw_shape_error("axis '", a[i].name().view(), "' is dimension ", i,
+      core_detail::throw_shape_error("axis '", a[i].name().view(), "' is dimension ", i,
                                 " of the first (", ra - i, " from the right) but ", *j,
                                 " of the second (", rb - *j,
                                 " from the right); operands that are not named on every axis ",
@@ -94,9 +94,9 @@ inline shape broadcast_shapes(const shape& a, const shape& b, dtype type) {
       o = a[ra - k];
     else
       try {
-        o = detail::broadcast_pair(a[ra - k], b[rb - k]);
+        o = core_detail::broadcast_pair(a[ra - k], b[rb - k]);
       } catch (const shape_error& e) {
-        detail::throw_shape_error(e.what(), " (dimension ", r - k,
+        core_detail::throw_shape_error(e.what(), " (dimension ", r - k,
                                   " of the result; operands align from the right)");
       }
   }
@@ -113,14 +113,14 @@ inline void broadcast_axis_map(const shape& in, const shape& out, std::span<std:
     for (std::size_t i = 0; i < in.rank(); ++i) {
       const auto j = out.index_of(in[i].name().view());
       if (!j)
-        detail::throw_shape_error("axis '", in[i].name().view(), "' of ", in.to_string(),
+        core_detail::throw_shape_error("axis '", in[i].name().view(), "' of ", in.to_string(),
                                   " is not in ", out.to_string());
       map[i] = *j;
     }
     return;
   }
   if (in.rank() > out.rank())
-    detail::throw_shape_error(in.to_string(), " has more axes than ", out.to_string(),
+    core_detail::throw_shape_error(in.to_string(), " has more axes than ", out.to_string(),
                               " (not named on every axis, so aligned from the right)");
   for (std::size_t i = 0; i < in.rank(); ++i) map[i] = out.rank() - in.rank() + i;
 }

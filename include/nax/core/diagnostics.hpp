@@ -90,7 +90,7 @@ struct axis_split_needs_one_static_part;
 
 }  // namespace nax::error
 
-namespace nax::detail {
+namespace nax::core_detail {
 
 #if defined(__clang__)
 template <fixed_string Text, class Indices = std::make_index_sequence<Text.size()>>
@@ -128,7 +128,7 @@ inline constexpr bool require<false, Error> = raise<Error>;
 //     template <class A, class X, class Outcome = axes_missing_from<X, A>>
 //     requires expression<X> auto softmax(X&& x) { ... }
 //     template <class A, class X, class Outcome = axes_missing_from<X, A>>
-//     requires(expression<X> && detail::fails<Outcome>) Outcome softmax(X&& x);
+//     requires(expression<X> && core_detail::fails<Outcome>) Outcome softmax(X&& x);
 //
 // On a mistake the twin's constraints subsume the function's (their parameter lists must be the
 // same for that, and a shared constraint must be a concept), so overload resolution picks it, and
@@ -161,4 +161,4 @@ struct first_failure_of<Error, Rest...> {
 template <class... Outcomes>
 using first_failure = typename first_failure_of<Outcomes...>::type;
 
-}  // namespace nax::detail
+}  // namespace nax::core_detail

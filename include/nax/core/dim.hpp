@@ -32,7 +32,7 @@ class dim {
     if constexpr (std::is_signed_v<Int>) {
       if (extent == -1) return;
       if (extent < 0)
-        detail::throw_shape_error("dimension extent ", extent,
+        core_detail::throw_shape_error("dimension extent ", extent,
                                   " is negative (use -1 or nax::dynamic for a dynamic one)");
     }
     extent_ = static_cast<std::size_t>(extent);
@@ -72,11 +72,11 @@ class dim {
   dim resolved(std::size_t value) const {
     if (is_static()) {
       if (value != extent_)
-        detail::throw_shape_error(describe(), " is static with extent ", extent_, ", got ", value);
+        core_detail::throw_shape_error(describe(), " is static with extent ", extent_, ", got ", value);
       return *this;
     }
     if (value > bound_)
-      detail::throw_shape_error(describe(), ": extent ", value, " exceeds its bound ", bound_);
+      core_detail::throw_shape_error(describe(), ": extent ", value, " exceeds its bound ", bound_);
     return named(name_, value);
   }
 
@@ -91,7 +91,7 @@ class dim {
 
   /// "axis 'batch'" or "an unnamed dimension", for messages.
   std::string describe() const {
-    return has_name() ? detail::message("axis '", name_.view(), "'")
+    return has_name() ? core_detail::message("axis '", name_.view(), "'")
                       : std::string("an unnamed dimension");
   }
 
@@ -102,7 +102,7 @@ class dim {
  private:
   static std::size_t checked_bound(std::size_t bound) {
     if (bound == 0 || bound == unbounded)
-      detail::throw_shape_error("a bound must be a positive extent, got ", bound);
+      core_detail::throw_shape_error("a bound must be a positive extent, got ", bound);
     return bound;
   }
 

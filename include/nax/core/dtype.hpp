@@ -41,10 +41,10 @@ constexpr std::size_t size_of(dtype t) noexcept {
 constexpr dtype dtype_from_name(std::string_view text) {
   for (dtype t : {dtype::f32, dtype::f64, dtype::i32, dtype::i64, dtype::u8, dtype::boolean})
     if (name(t) == text) return t;
-  detail::throw_shape_error("unknown dtype '", text, "' (expected f32, f64, i32, i64, u8 or bool)");
+  core_detail::throw_shape_error("unknown dtype '", text, "' (expected f32, f64, i32, i64, u8 or bool)");
 }
 
-namespace detail {
+namespace core_detail {
 template <class T>
 struct dtype_of_impl {
   // An error here means T has no nax::dtype: use float, double, int32_t, int64_t, uint8_t or bool.
@@ -74,13 +74,13 @@ template <>
 struct dtype_of_impl<bool> {
   static constexpr dtype value = dtype::boolean;
 };
-}  // namespace detail
+}  // namespace core_detail
 
 /// The dtype of a C++ element type: `nax::dtype_of<float> == nax::dtype::f32`.
 template <class T>
-inline constexpr dtype dtype_of = detail::dtype_of_impl<T>::value;
+inline constexpr dtype dtype_of = core_detail::dtype_of_impl<T>::value;
 
-namespace detail {
+namespace core_detail {
 template <dtype D>
 struct element_type_impl;
 template <>
@@ -107,11 +107,11 @@ template <>
 struct element_type_impl<dtype::boolean> {
   using type = bool;
 };
-}  // namespace detail
+}  // namespace core_detail
 
 /// The C++ element type of a dtype, dtype_of's inverse: `nax::element_type<nax::dtype::f32>` is
 /// float.
 template <dtype D>
-using element_type = typename detail::element_type_impl<D>::type;
+using element_type = typename core_detail::element_type_impl<D>::type;
 
 }  // namespace nax

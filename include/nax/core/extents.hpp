@@ -12,7 +12,7 @@
 #include <nax/core/diagnostics.hpp>
 
 namespace nax {
-namespace detail {
+namespace core_detail {
 
 template <std::size_t Dynamic>
 struct dynamic_extents_storage {
@@ -21,7 +21,7 @@ struct dynamic_extents_storage {
 template <>
 struct dynamic_extents_storage<0> {};
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// Extents of `Axes...` in that order. Construct from axis values by name, in any order:
 ///
@@ -66,22 +66,22 @@ class extents {
   template <axis_type... Given>
   requires(sizeof...(Given) > 0) constexpr explicit extents(Given... given) {
     // An error here means an axis value was given that this list does not have.
-    static_assert((detail::require<axes_contains_v<axes_type, Given>,
-                                   error::axis_not_in_list<detail::axis_diagnostic_name<Given>>> &&
+    static_assert((core_detail::require<axes_contains_v<axes_type, Given>,
+                                   error::axis_not_in_list<core_detail::axis_diagnostic_name<Given>>> &&
                    ...));
     // An error here means the same axis was given twice.
     static_assert(check_unique_axes<axes<Given...>>);
     // An error here means a dynamic axis of the list was not given its extent.
     static_assert(
-        (detail::require < !Axes::is_dynamic || axes_contains_v<axes<Given...>, Axes>,
-         error::missing_extent_of_dynamic_axis < detail::axis_diagnostic_name < Axes >>> &&...));
+        (core_detail::require < !Axes::is_dynamic || axes_contains_v<axes<Given...>, Axes>,
+         error::missing_extent_of_dynamic_axis < core_detail::axis_diagnostic_name < Axes >>> &&...));
     (set(given), ...);
   }
 
   /// From positional extents, each checked against its axis (nax::shape_error on a mismatch).
   constexpr explicit extents(std::span<const std::size_t, rank_> values) {
     std::size_t i = 0;
-    ((detail::check_axis_extent(Axes::name, Axes::static_extent, Axes::bound, values[i]),
+    ((core_detail::check_axis_extent(Axes::name, Axes::static_extent, Axes::bound, values[i]),
       store(i, values[i]), ++i),
      ...);
   }
@@ -134,7 +134,7 @@ class extents {
     // Checks at compile time that Given and the list's axis agree (static extents, bounds).
     using agreed [[maybe_unused]] = unify_axes<own, Given>;
     // Given's own type already checked its value; the list's axis may be stricter.
-    detail::check_axis_extent(own::name, own::static_extent, own::bound, given.extent());
+    core_detail::check_axis_extent(own::name, own::static_extent, own::bound, given.extent());
     store(i, given.extent());
   }
 
@@ -143,7 +143,7 @@ class extents {
       if (is_dynamic_[i]) dynamic_.values[dynamic_slot_[i]] = value;
   }
 
-  [[no_unique_address]] detail::dynamic_extents_storage<rank_dynamic_> dynamic_{};
+  [[no_unique_address]] core_detail::dynamic_extents_storage<rank_dynamic_> dynamic_{};
 };
 
 }  // namespace nax

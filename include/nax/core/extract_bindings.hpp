@@ -22,7 +22,7 @@ struct binding_source {
   const shape& concrete;
 };
 
-namespace detail {
+namespace core_detail {
 
 inline std::string describe_input(std::string_view input, std::size_t index) {
   return input.empty() ? message("input ", index) : message("input '", input, "'");
@@ -72,7 +72,7 @@ inline std::size_t extract_into(const shape& pattern, const shape& concrete, bin
   return pattern.rank();
 }
 
-}  // namespace detail
+}  // namespace core_detail
 
 /// The bindings of `pattern`'s named dynamic axes read off `concrete`. nax::shape_error on a
 /// dtype or rank mismatch, a static dimension that differs, an axis with conflicting values
@@ -80,9 +80,9 @@ inline std::size_t extract_into(const shape& pattern, const shape& concrete, bin
 /// shape that is not fully concrete.
 inline bindings extract_bindings(const shape& pattern, const shape& concrete) {
   bindings out;
-  const std::size_t i = detail::extract_into(pattern, concrete, out);
+  const std::size_t i = core_detail::extract_into(pattern, concrete, out);
   if (i < pattern.rank())
-    detail::throw_shape_error("axis '", pattern[i].name().view(),
+    core_detail::throw_shape_error("axis '", pattern[i].name().view(),
                               "' has conflicting values: ", *out.find(pattern[i].name()), " vs ",
                               concrete[i].extent());
   return out;
@@ -97,9 +97,9 @@ inline void extract_bindings(std::span<const binding_source> inputs, bindings& o
     const binding_source& in = inputs[k];
     std::size_t i = 0;
     try {
-      i = detail::extract_into(in.pattern, in.concrete, out);
+      i = core_detail::extract_into(in.pattern, in.concrete, out);
     } catch (const shape_error& e) {
-      detail::throw_shape_error(detail::describe_input(in.input, k), ": ", e.what());
+      core_detail::throw_shape_error(core_detail::describe_input(in.input, k), ": ", e.what());
     }
     if (i == in.pattern.rank()) continue;
     // Error path: find who bound the axis first, this input or an earlier one.
@@ -110,11 +110,11 @@ inline void extract_bindings(std::span<const binding_source> inputs, bindings& o
       for (const dim& d : inputs[j].pattern.dims())
         if (d.is_dynamic() && d.name() == axis) first = j;
     if (first == k)
-      detail::throw_shape_error(detail::describe_input(in.input, k), ": axis '", axis.view(),
+      core_detail::throw_shape_error(core_detail::describe_input(in.input, k), ": axis '", axis.view(),
                                 "' has conflicting values: ", earlier, " vs ", now);
-    detail::throw_shape_error("axis '", axis.view(), "': ", detail::describe_input(in.input, k),
+    core_detail::throw_shape_error("axis '", axis.view(), "': ", core_detail::describe_input(in.input, k),
                               " has ", now, " but ",
-                              detail::describe_input(inputs[first].input, first), " has ", earlier);
+                              core_detail::describe_input(inputs[first].input, first), " has ", earlier);
   }
 }
 

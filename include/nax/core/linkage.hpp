@@ -15,6 +15,8 @@
 // NAX_RUNTIME_IMPLEMENTATION is defined in a file other than src/runtime/'s parts, or that a
 // header is defined by two parts: src/runtime/parts.hpp says how a header lands in one.)
 
+#include <nax/core/isa.hpp>
+
 #if defined(NAX_SEPARATE_RUNTIME) && !defined(NAX_RUNTIME_IMPLEMENTATION)
 #define NAX_RUNTIME_DEFINITIONS 0
 #else
@@ -38,4 +40,29 @@
 #define NAX_RUNTIME_TEMPLATE template
 #elif defined(NAX_SEPARATE_RUNTIME)
 #define NAX_RUNTIME_TEMPLATE extern template
+#endif
+
+// The instruction set check of the compiled component. nax::runtime is compiled for one set
+// (NAX_RUNTIME_FLAGS); a program compiled for another would call kernels and pass vectors of
+// another width (core/isa.hpp), so the two must not link. Each translation unit of such a
+// program refers to nax_runtime_compiled_for_<its set>, which the component defines for its own
+// set only, and defines nax_program_compiled_for_<its set>, which the component refers to. A
+// mismatch fails at link time with both sets named:
+//   undefined reference to `nax_runtime_compiled_for_sse2'            (the program's set)
+//   undefined reference to `nax_program_compiled_for_avx2_fma'        (the component's set)
+// What to do: compile the program with the component's flags (its CMake target nax::runtime
+// passes them on; docs/building.md, "Instruction sets"), or build nax::runtime with the
+// program's (NAX_RUNTIME_FLAGS). nax_runtime_instruction_set_check, whatever the set, makes the
+// linker take the component's part that refers to the program's symbol.
+#if defined(NAX_SEPARATE_RUNTIME)
+extern "C" {
+extern const char NAX_ISA_CAT(nax_runtime_compiled_for_, NAX_ISA_TAG);
+extern const char NAX_ISA_CAT(nax_program_compiled_for_, NAX_ISA_TAG);
+extern const char nax_runtime_instruction_set_check;
+#if !defined(NAX_RUNTIME_IMPLEMENTATION)
+[[gnu::used]] inline const char* const NAX_ISA_CAT(nax_program_needs_runtime_for_, NAX_ISA_TAG)[2] =
+    {&NAX_ISA_CAT(nax_runtime_compiled_for_, NAX_ISA_TAG), &nax_runtime_instruction_set_check};
+[[gnu::used]] inline const char NAX_ISA_CAT(nax_program_compiled_for_, NAX_ISA_TAG) = 0;
+#endif
+}
 #endif

@@ -42,7 +42,7 @@ class shape {
   /// Dimension i; nax::shape_error if the shape has no such dimension.
   const dim& at(std::size_t i) const {
     if (i >= rank())
-      detail::throw_shape_error("dimension ", i, " is out of range for ", to_string(), " (rank ",
+      core_detail::throw_shape_error("dimension ", i, " is out of range for ", to_string(), " (rank ",
                                 rank(), ")");
     return dims_[i];
   }
@@ -74,7 +74,7 @@ class shape {
   std::size_t num_elements() const {
     for (std::size_t i = 0; i < rank(); ++i)
       if (dims_[i].is_dynamic())
-        detail::throw_shape_error("the element count of ", to_string(), " is unknown: dimension ",
+        core_detail::throw_shape_error("the element count of ", to_string(), " is unknown: dimension ",
                                   i, " (", dims_[i].describe(), ") is dynamic");
     for (const dim& d : dims_)
       if (d.extent() == 0) return 0;
@@ -121,7 +121,7 @@ class shape {
     std::size_t n = first;
     for (const dim& d : dims_) {
       if (n > std::numeric_limits<std::size_t>::max() / d.extent())
-        detail::throw_shape_error("the ", what, " count of ", to_string(),
+        core_detail::throw_shape_error("the ", what, " count of ", to_string(),
                                   " does not fit in std::size_t");
       n *= d.extent();
     }
@@ -129,7 +129,7 @@ class shape {
   }
 
   nax::dtype dtype_ = nax::dtype::f32;
-  detail::small_vector<dim, 6> dims_;
+  core_detail::small_vector<dim, 6> dims_;
 };
 
 }  // namespace nax

@@ -15,7 +15,7 @@ class shape_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-namespace detail {
+namespace core_detail {
 
 // Builds a message from string-like pieces and integers; used only on error paths.
 inline void append_piece(std::string& out, std::string_view s) { out.append(s); }
@@ -46,5 +46,5 @@ template <class... Pieces>
   throw shape_error(message(pieces...));
 }
 
-}  // namespace detail
+}  // namespace core_detail
 }  // namespace nax

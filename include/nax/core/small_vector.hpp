@@ -1,5 +1,5 @@
 #pragma once
-// nax::detail::small_vector: a vector of trivially copyable values that keeps its first N
+// nax::core_detail::small_vector: a vector of trivially copyable values that keeps its first N
 // elements inline, so the shapes and bindings of the hot path never allocate.
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <memory>
 #include <type_traits>
 
-namespace nax::detail {
+namespace nax::core_detail {
 
 template <class T, std::size_t N>
 class small_vector {
@@ -148,4 +148,4 @@ class small_vector {
   std::size_t capacity_ = N;
 };
 
-}  // namespace nax::detail
+}  // namespace nax::core_detail

@@ -132,8 +132,8 @@ class strided_layout {
   }
 
  private:
-  detail::small_vector<std::size_t, Axes> extents_;
-  detail::small_vector<std::ptrdiff_t, Axes * Participants> strides_;
+  core_detail::small_vector<std::size_t, Axes> extents_;
+  core_detail::small_vector<std::ptrdiff_t, Axes * Participants> strides_;
   std::size_t participants_ = 0;
 };
 

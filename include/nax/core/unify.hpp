@@ -17,7 +17,7 @@ namespace nax {
 inline std::string_view unify_axis_name(std::string_view a, std::string_view b) {
   if (a.empty() || a == b) return b;
   if (b.empty()) return a;
-  detail::throw_shape_error("incompatible axis names: '", a, "' vs '", b, "'");
+  core_detail::throw_shape_error("incompatible axis names: '", a, "' vs '", b, "'");
 }
 
 /// The dimension that satisfies both: names unify; static beats dynamic; two bounds give the
@@ -28,18 +28,18 @@ inline dim unify_dims(const dim& a, const dim& b) {
                                              : a.name())
                                       : b.name();
   auto subject = [&] {
-    return name ? detail::message("axis '", name.view(), "'") : std::string("dimension");
+    return name ? core_detail::message("axis '", name.view(), "'") : std::string("dimension");
   };
   if (a.is_static() && b.is_static()) {
     if (a.extent() != b.extent())
-      detail::throw_shape_error(subject(), " mismatch: ", a.extent(), " vs ", b.extent());
+      core_detail::throw_shape_error(subject(), " mismatch: ", a.extent(), " vs ", b.extent());
     return dim::named(name, a.extent());
   }
   if (a.is_static() || b.is_static()) {
     const dim& s = a.is_static() ? a : b;
     const dim& d = a.is_static() ? b : a;
     if (s.extent() > d.bound())
-      detail::throw_shape_error(subject(), ": static extent ", s.extent(), " exceeds bound ",
+      core_detail::throw_shape_error(subject(), ": static extent ", s.extent(), " exceeds bound ",
                                 d.bound());
     return dim::named(name, s.extent());
   }
@@ -53,12 +53,12 @@ inline dim unify_dims(const dim& a, const dim& b) {
 /// names: 'batch' vs 'time'".
 inline shape unify_shapes(const shape& a, const shape& b) {
   auto fail = [&](const auto&... why) {
-    detail::throw_shape_error("cannot unify ", a.to_string(), " with ", b.to_string(), ": ",
+    core_detail::throw_shape_error("cannot unify ", a.to_string(), " with ", b.to_string(), ": ",
                               why...);
   };
   if (a.dtype() != b.dtype()) fail("dtype mismatch: ", name(a.dtype()), " vs ", name(b.dtype()));
   if (a.rank() != b.rank()) fail("rank mismatch: ", a.rank(), " vs ", b.rank());
-  detail::small_vector<dim, 6> dims;
+  core_detail::small_vector<dim, 6> dims;
   dims.resize(a.rank());
   for (std::size_t i = 0; i < a.rank(); ++i) {
     try {

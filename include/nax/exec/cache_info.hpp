@@ -9,9 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// Where a cache size came from.
 enum class cache_source { fallback, sysfs, cpuid };
@@ -205,7 +206,7 @@ NAX_RUNTIME_INLINE const cache_sizes& machine_caches();
 #include <cpuid.h>
 #endif
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 inline std::string read_line(const std::string& path) {

@@ -6,9 +6,10 @@
 
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 inline thread_local std::size_t planning_threads_override = 0;
 

@@ -38,10 +38,11 @@
 #include <intrin.h>
 #endif
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// The most threads nax runs (a sanity limit against typos such as NAX_NUM_THREADS=80000).
 inline constexpr int max_num_threads = 1024;
@@ -377,7 +378,7 @@ requires std::invocable<Map&, std::size_t, std::size_t> &&
 }  // namespace nax
 
 #if NAX_RUNTIME_DEFINITIONS
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 NAX_RUNTIME_INLINE std::optional<int> parse_num_threads(const char* text) noexcept {

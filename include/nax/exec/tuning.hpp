@@ -4,7 +4,9 @@
 
 #include <cstddef>
 
-namespace nax::detail {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::detail {
 
 /// Elements per parallel work item below which splitting does not pay (32 Ki elements: about
 /// 10 us of a cheap elementwise op on one core, against ~1 us to hand a chunk to a worker).

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/aggregate.hpp>
@@ -24,7 +25,7 @@
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {
 
 // nax::shape_error, naming `op`, unless a cotangent over n nodes is for g's nodes.

@@ -16,9 +16,10 @@
 #include <vector>
 
 #include <nax/core/axis.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 
 /// The axis of a graph's nodes: features are tensors over [node, ...].
 using node = nax::axis<"node">;

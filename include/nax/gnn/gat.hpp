@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/csr.hpp>
@@ -26,7 +27,7 @@
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {
 
 // <x, a> over f entries, in double.

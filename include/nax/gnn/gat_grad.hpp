@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/aggregate.hpp>
@@ -32,7 +33,7 @@
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 
 /// gat's gradients with respect to h, a_src and a_dst.
 template <class T, class Head, class Feat>

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/gnn/aggregate.hpp>
@@ -44,7 +45,7 @@
 #include <nax/jit/traced.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {
 
 // A tensor over A... with the extents of shape s and a copy of the elements at p.

@@ -4,8 +4,9 @@
 // are one axis of the binding, `seq`.
 
 #include <nax/core/axis_name.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 struct axis_alias {
   axis_name alias;   // the new name, e.g. kseq

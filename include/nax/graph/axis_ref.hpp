@@ -6,7 +6,9 @@
 #include <limits>
 #include <string_view>
 
-namespace nax::graph {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::graph {
 
 /// An axis of an operand, by position or by name.
 struct axis_ref {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
@@ -26,7 +27,7 @@
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 class builder;
 namespace detail {
@@ -327,7 +328,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/slice.hpp>
 #include <nax/graph/infer/transpose.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 NAX_RUNTIME_INLINE builder::builder() = default;
 NAX_RUNTIME_INLINE builder::~builder() = default;

@@ -8,9 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/pass.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// Which fusion passes compile runs (each is one pass of graph/passes/).
 struct fusion_options {

@@ -6,13 +6,14 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/pass.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// The program computing `outputs` of g, after options.passes, or if that is empty, the passes
 /// options.fusion and options.fuse choose (make_pass_list).
@@ -30,7 +31,7 @@ NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const val
 #include <nax/graph/pass_list.hpp>
 #include <nax/graph/pipeline_chains.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 NAX_RUNTIME_INLINE program compile_program(const builder& g, std::span<const value> outputs,
                                            const compile_options& options) {

@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/node.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// Which pass made a fused node (compile_options::fuse names the same passes).
 enum class fusion_kind : std::uint8_t { elementwise, dense, softmax, layer_norm, reduce };

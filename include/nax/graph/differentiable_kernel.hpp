@@ -8,10 +8,11 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/external_kernel.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 class differentiable_kernel : public external_kernel {
  public:

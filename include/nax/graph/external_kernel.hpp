@@ -8,10 +8,11 @@
 #include <span>
 #include <string>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 class external_kernel {
  public:

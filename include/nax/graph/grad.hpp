@@ -16,10 +16,11 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/builder.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// The gradient of `loss` (rank 0, f32 or f64) with respect to each of `wrt` (parameters or
 /// intermediates of loss's builder, f32 or f64), each of its value's shape.
@@ -57,7 +58,7 @@ inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt,
 #include <nax/graph/vjp/reduce.hpp>
 #include <nax/graph/vjp/rows.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 namespace detail {
 
 inline bool carries_gradient(const nax::shape& s) {

@@ -11,11 +11,12 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/kernel_offer.hpp>
 #include <nax/graph/node.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// For each node, the nodes that read it, ascending (a node reading another twice is listed
 /// once): users[i] is a span. Two arrays for the whole graph (offsets and ids), so computing it
@@ -95,7 +96,7 @@ class ir {
 
 #include <nax/core/shape_error.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 NAX_RUNTIME_INLINE bool ir::is_output(node_id i) const noexcept {
   return std::find(outputs_.begin(), outputs_.end(), i) != outputs_.end();

@@ -8,11 +8,12 @@
 #include <memory>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/graph/node.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 struct kernel_offer {
   /// The node whose value the kernel computes.

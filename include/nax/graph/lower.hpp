@@ -3,11 +3,12 @@
 // become steps in the graph's (topological) order, values get their roles and lifetimes, and
 // the outputs their values.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// The program of g (whose outputs are set): parameters are inputs, in parameter order, used or
 /// not; constants are constant values; every other node is one step (an extra_result node is
@@ -24,7 +25,7 @@ NAX_RUNTIME_INLINE program lower(const ir& g);
 
 #include <nax/core/shape_error.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 namespace detail {
 
 inline void check_bindable(const node& n) {

@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <memory>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/op.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 using node_id = std::uint32_t;
 

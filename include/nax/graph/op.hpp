@@ -15,12 +15,13 @@
 #include <type_traits>
 #include <utility>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 class external_kernel;
 

@@ -11,13 +11,14 @@
 #include <string_view>
 
 #include <nax/core/dim.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 namespace detail {
 
 inline value apply(ops::id op, std::initializer_list<value> args) {

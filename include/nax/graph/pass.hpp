@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 struct pass {
   std::string_view name;

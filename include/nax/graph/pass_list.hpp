@@ -9,6 +9,7 @@
 // groups, which would otherwise swallow their elementwise parts; the reductions over finished
 // groups; last, the kernels nax::jit offered for groups that fusion left as they were traced.
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/pass.hpp>
 #include <nax/graph/passes/cse.hpp>
@@ -20,7 +21,7 @@
 #include <nax/graph/passes/fuse_softmax.hpp>
 #include <nax/graph/passes/use_offered_kernels.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// The passes compile runs with `options`, in order.
 inline pass_list make_pass_list(const compile_options& options = {}) {

@@ -13,10 +13,11 @@
 #include <vector>
 
 #include <nax/core/axis_name.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// Whether step s of p can run on tiles along `axis` (see the file comment).
 NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_name axis);
@@ -34,7 +35,7 @@ NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const progra
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/external_kernel.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 namespace detail {
 
 // Where `axis` is among the axes of shape s: 0, another position, or absent.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <nax/core/axis_name.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/axis_alias.hpp>
@@ -20,7 +21,7 @@
 #include <nax/graph/op.hpp>
 #include <nax/graph/value_axis.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 using value_index = std::uint32_t;
 inline constexpr value_index no_value = std::numeric_limits<value_index>::max();

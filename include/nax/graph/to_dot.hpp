@@ -7,10 +7,11 @@
 #include <span>
 #include <string>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// The program as a Graphviz digraph. `pipeline_notes[c]`, if present and not empty, is added to
 /// the label of chain c ("tile 512 of 4096, 2 lanes"); `step_notes[k]` to fused step k's
@@ -28,7 +29,7 @@ NAX_RUNTIME_INLINE std::string to_dot(const program& p,
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/external_kernel.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 namespace detail {
 
 inline std::string dot_escaped(std::string_view s) {

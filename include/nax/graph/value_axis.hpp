@@ -13,8 +13,9 @@
 #include <vector>
 
 #include <nax/core/axis_name.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// One term of a size program: push a value, combine the two values on top, or check the one on
 /// top (nonnegative: a part of the size that must not be negative, such as a pad's amount).

@@ -5,9 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 class io_error : public std::runtime_error {
  public:

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/io/io_error.hpp>
@@ -33,7 +34,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax::io {
+namespace nax::NAX_ISA::io {
 namespace detail {
 
 // NumPy's name of a dtype (its little-endian form).

@@ -14,10 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/io/npy.hpp>
 #include <nax/io/zip.hpp>
 
-namespace nax::io {
+namespace nax::NAX_ISA::io {
 
 /// A tensor and its name in a .npz file.
 struct named_tensor {

@@ -9,10 +9,11 @@
 #include <type_traits>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 inline constexpr std::size_t print_edge = 3;           // entries kept at each end of a long axis

@@ -14,9 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/io/io_error.hpp>
 
-namespace nax::io::zip {
+namespace nax::NAX_ISA::io::zip {
 
 /// The CRC-32 (ISO-HDLC, as ZIP has it) of `data`.
 inline std::uint32_t crc32(std::span<const std::byte> data) {

@@ -26,6 +26,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/builder.hpp>
@@ -37,7 +38,7 @@
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// The run's view of expression type X's traced leaves: leaf k's address and extents.
 template <class Leaves>

@@ -29,6 +29,7 @@
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/program.hpp>
@@ -42,7 +43,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// An input of a jitted function: its element type, its axes in order, and its name (used in
 /// error messages and in to_dot).

@@ -19,13 +19,14 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// A symbolic tensor of T over `Axes...` while nax::jit traces a function: a graph node with the
 /// typed layer's static type. (The parameters are unconstrained so that the traced ops can match

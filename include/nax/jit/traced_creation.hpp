@@ -21,6 +21,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/ops.hpp>
@@ -32,7 +33,7 @@
 #include <nax/typed/one_hot.hpp>
 #include <nax/typed/random.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 /// The builder a traced expression's leaves belong to.

@@ -20,6 +20,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/jit/fused_expression.hpp>
@@ -34,7 +35,7 @@
 #include <nax/typed/size.hpp>
 #include <nax/typed/softmax.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <ops::reduce_kind Kind, class... Axes, class X>

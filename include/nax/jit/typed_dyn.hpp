@@ -14,6 +14,7 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
@@ -22,7 +23,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 /// The extents of axes A... in dyn_tensor t, checked: the rank, each axis's name against the
@@ -129,7 +130,7 @@ tensor<T, A...> from_dyn(const dyn_tensor& d) {
 
 #include <nax/kernels/copy.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 NAX_RUNTIME_INLINE dyn_tensor dyn_over(nax::shape s, const void* data,
                                        std::span<const std::ptrdiff_t> strides,

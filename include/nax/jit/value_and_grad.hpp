@@ -19,10 +19,11 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/grad.hpp>
 #include <nax/jit/jit.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// What a value_and_grad function returns: the loss, and the gradients of the differentiated
 /// inputs in their order (`auto [loss, grads] = step(...)`).

@@ -10,9 +10,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 template <bool Max, class T>
 void arg_reduce(const T* x, std::int64_t* out, std::size_t outer, std::size_t n,

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
@@ -25,7 +26,7 @@
 #include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// The most axes a runtime kernel's loop nest keeps after merging (plan_* throws beyond).
 inline constexpr std::size_t max_loop_rank = 16;
@@ -168,7 +169,7 @@ NAX_RUNTIME_INLINE void run_copy(const copy_plan& p, const void* src, void* dst)
 }  // namespace nax::kernels
 
 #if NAX_RUNTIME_DEFINITIONS
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 NAX_RUNTIME_INLINE copy_plan plan_copy(std::size_t element_bytes,
                                        std::span<const std::size_t> extents,

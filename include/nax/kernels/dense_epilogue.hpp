@@ -9,12 +9,13 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/elementwise/bodies.hpp>
 #include <nax/kernels/elementwise/planner.hpp>
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 template <class T>
 struct dense_epilogue {

@@ -26,13 +26,14 @@
 
 #include <nax/core/aligned_memory.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/kernels/reduce.hpp>
 #include <nax/ops/reduce_kind.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// A planned fused reduction: made by plan_fused_reduce, read by run_fused_reduce.
 struct fused_reduce_plan {

@@ -19,13 +19,14 @@
 #include <type_traits>
 
 #include <nax/core/aligned_memory.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/kernels/matrix_ref.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// What is applied to each element of C after the product: C = act(alpha AB + beta C + bias).
 /// `bias` (optional) has n entries (one per column) or, with `bias_per_row`, m entries.
@@ -693,7 +694,7 @@ requires((panel_source<A, T> || std::is_same_v<A, matrix_ref<const T>>)&&(
 // The dense products of tensors (nax::dot, the runtime's dot_general) come compiled with the
 // component (nax/core/linkage.hpp); products that pack an expression's panels stay templates.
 #ifdef NAX_RUNTIME_TEMPLATE
-namespace nax::kernels::detail {
+namespace nax::NAX_ISA::kernels::detail {
 NAX_RUNTIME_TEMPLATE void
 run_gemm<float, epilogue<float>, matrix_ref<const float>, matrix_ref<const float>>(
     const gemm_plan&, const matrix_ref<const float>&, const matrix_ref<const float>&,

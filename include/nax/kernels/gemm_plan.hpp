@@ -9,12 +9,13 @@
 #include <cstddef>
 #include <ostream>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/exec/cache_info.hpp>
 #include <nax/exec/planning_threads.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// The instruction set of the GEMM micro-kernel: AVX-512 where the compiler flags enable it
 /// (it doubles the FMA throughput of a core that has two 512-bit FMA units, as measured here:
@@ -154,7 +155,7 @@ gemm_plan plan_gemm(std::size_t m, std::size_t n, std::size_t k, std::size_t bat
 }  // namespace nax::kernels
 
 #ifdef NAX_RUNTIME_TEMPLATE
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 NAX_RUNTIME_TEMPLATE gemm_plan plan_gemm<float>(std::size_t, std::size_t, std::size_t, std::size_t,
                                                 std::size_t, const cache_sizes&);
 NAX_RUNTIME_TEMPLATE gemm_plan plan_gemm<double>(std::size_t, std::size_t, std::size_t, std::size_t,

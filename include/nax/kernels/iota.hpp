@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 template <class T>
 void fill_iota(T* out, std::size_t outer, std::size_t n, std::size_t inner) {

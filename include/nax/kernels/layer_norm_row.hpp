@@ -6,13 +6,14 @@
 #include <cmath>
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/kernels/row_reduce.hpp>
 #include <nax/kernels/softmax_row.hpp>
 #include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class V>
 struct layer_norm_row {

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <type_traits>
 
-namespace nax::kernels {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::kernels {
 
 /// Element (i, j) is data[i * rs + j * cs]; a batch of matrices steps by `bs`.
 template <class T>

@@ -8,11 +8,12 @@
 #include <cmath>
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// SGD with momentum: g' = g + weight_decay w; with momentum, the velocity b = g' at the first
 /// step, else momentum b + (1 - dampening) g', and g' = b (nesterov: g' + momentum b);

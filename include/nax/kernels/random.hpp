@@ -6,10 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/ops/random.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// Elements below this many per thread are not worth a thread.
 inline constexpr std::size_t random_grain = 8192;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/core/strided_layout.hpp>
@@ -34,7 +35,7 @@
 #include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// How a planned reduction runs. `empty`: the output has no elements. `fill`: nothing is
 /// reduced over (a reduced extent is 0): the output is the sum of no elements, 0. `copy`: no

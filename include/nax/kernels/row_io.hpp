@@ -8,10 +8,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/cache_info.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 // The value a padded tail lane holds: 1 is harmless for every op (no log(0), no 0/0 in integer
 // division), and the lane is discarded.

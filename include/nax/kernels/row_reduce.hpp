@@ -6,11 +6,12 @@
 
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// Red over the lanes of v, in lane order.
 template <class R, class V>

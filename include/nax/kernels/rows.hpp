@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/planning_threads.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -29,7 +30,7 @@
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// The geometry of a row op along one axis, from plan_rows.
 struct rows_plan {

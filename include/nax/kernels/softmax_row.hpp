@@ -10,13 +10,14 @@
 #include <cstddef>
 #include <limits>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/kernels/row_reduce.hpp>
 #include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 // out[i] = f(i, tail) for a row, vector by vector (f returns a Vec), with a padded tail. A
 // deferred writer (stream_row_writer) gets the row in its stream's buffer, written to memory

@@ -18,6 +18,7 @@
 #include <span>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/reduce.hpp>
 #include <nax/kernels/row_io.hpp>
@@ -26,7 +27,7 @@
 #include <nax/ops/reducers.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// How a softmax was spelled: `exp(x - reduce_max(x))` or `exp(x)`; then `e / sum(e)` or
 /// `e * (1 / sum(e))`.

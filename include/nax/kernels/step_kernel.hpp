@@ -5,7 +5,9 @@
 
 #include <cstddef>
 
-namespace nax::kernels {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::kernels {
 
 class step_kernel {
  public:

@@ -10,10 +10,11 @@
 #include <string>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::ops {
+namespace nax::NAX_ISA::ops {
 
 /// What is wrong with an op's operand dtypes, if anything.
 enum class dtype_error : std::uint8_t {

@@ -20,11 +20,12 @@
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/list.hpp>
 
+#include <nax/core/isa.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
-namespace nax::ops {
+namespace nax::NAX_ISA::ops {
 
 /// An op's traits from its line in ops/list.hpp, for its body struct to derive from.
 template <id Op>

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
+
 // clang-format off
 #define NAX_ELEMENTWISE_OPS(X)                   \
   X(add,           2, numeric,  same)            \
@@ -56,7 +58,7 @@
   X(where,         3, select,   same)
 // clang-format on
 
-namespace nax::ops {
+namespace nax::NAX_ISA::ops {
 
 /// The element types an op takes (see the file comment).
 enum class operand_class : std::uint8_t { numeric, floating, boolean, select, equality };

@@ -31,7 +31,9 @@
 #include <string>
 #include <string_view>
 
-namespace nax {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA {
 
 /// The key of a random stream: a seed and a stream number. Tensors made with one key and one
 /// distribution agree element by element; another stream of the same seed is independent.

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace nax::ops {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::ops {
 
 enum class reduce_kind : std::uint8_t { sum, mean, max, min };
 

@@ -6,10 +6,11 @@
 #include <limits>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/ops/reduce_kind.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace reducers {
 
 struct sum {

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include <nax/core/aligned_memory.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 struct arena {
   nax::detail::aligned_ptr<std::byte> memory;

@@ -10,9 +10,10 @@
 
 #include <nax/core/axis_name.hpp>
 #include <nax/core/bindings.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/small_vector.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 using extents_key = nax::detail::small_vector<std::size_t, 8>;
 

@@ -8,13 +8,14 @@
 #include <initializer_list>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/compile_program.hpp>
 #include <nax/runtime/executable.hpp>
 
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 /// Compiles the part of `g` that `outputs` need (level 1); runs specialize it per binding.
 NAX_RUNTIME_INLINE executable compile(const builder& g, std::span<const value> outputs,
@@ -27,7 +28,7 @@ inline executable compile(const builder& g, std::initializer_list<value> outputs
 }  // namespace nax::graph
 
 #if NAX_RUNTIME_DEFINITIONS
-namespace nax::graph {
+namespace nax::NAX_ISA::graph {
 
 NAX_RUNTIME_INLINE executable compile(const builder& g, std::span<const value> outputs,
                                       const compile_options& options) {

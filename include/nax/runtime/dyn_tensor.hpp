@@ -21,10 +21,11 @@
 #include <nax/core/aligned_memory.hpp>
 #include <nax/core/dim.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 namespace detail {
 

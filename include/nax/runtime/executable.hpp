@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <nax/core/bindings.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
@@ -26,7 +27,7 @@
 #include <nax/runtime/dyn_tensor.hpp>
 #include <nax/runtime/specialization_stats.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace runtime {
 struct specialization;
 struct run_slot;
@@ -128,7 +129,7 @@ class executable {
 #include <nax/runtime/trace.hpp>
 #include <nax/runtime/value_axes.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 struct executable::state {
   state(graph::program p, graph::compile_options o)

@@ -11,12 +11,13 @@
 
 #include <nax/core/axis_name.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/binding_key.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class input_signature {
  public:
@@ -60,7 +61,7 @@ class input_signature {
 #include <nax/core/extract_bindings.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE input_signature::input_signature(const graph::program& p) {
   std::vector<bool> seen(p.dynamic_axes.size(), false);

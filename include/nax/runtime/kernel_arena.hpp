@@ -14,7 +14,9 @@
 #include <new>
 #include <utility>
 
-namespace nax::runtime {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::runtime {
 
 namespace detail {
 

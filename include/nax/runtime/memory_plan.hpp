@@ -23,7 +23,9 @@
 #include <utility>
 #include <vector>
 
-namespace nax {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA {
 
 /// One intermediate buffer: `bytes` (possibly 0) live from step `first_step` to `last_step`, both
 /// included, so two buffers that meet at one step (one's producer is the other's last reader)

@@ -10,12 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 using extents_vector = nax::detail::small_vector<std::size_t, 6>;
 using strides_vector = nax::detail::small_vector<std::ptrdiff_t, 6>;
@@ -57,7 +58,7 @@ NAX_RUNTIME_INLINE strides_vector broadcast_operand_strides(const graph::program
 #include <nax/kernels/elementwise.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE extents_vector extents_of(const nax::shape& s) {
   extents_vector e;

@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
@@ -30,11 +31,11 @@
 #include <nax/runtime/scratch.hpp>
 #include <nax/runtime/specialization_recipe.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 class trace;
 }
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// A chain run tile by tile for one binding (see the file comment).
 struct pipeline {
@@ -115,7 +116,7 @@ NAX_RUNTIME_INLINE void run_pipeline(const pipeline& pl, const graph::program& p
 #include <nax/runtime/step_factory.hpp>
 #include <nax/runtime/trace.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 /// Rows a tile has at least (but for a chain of fewer rows) when the chain has a product that

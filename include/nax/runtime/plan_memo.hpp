@@ -11,12 +11,13 @@
 #include <utility>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/elementwise.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 namespace detail {
 

@@ -21,8 +21,9 @@
 #include <mutex>
 
 #include <nax/core/aligned_memory.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class result_pool {
  public:

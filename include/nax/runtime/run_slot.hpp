@@ -9,10 +9,11 @@
 #include <cstdint>
 #include <memory>
 
+#include <nax/core/isa.hpp>
 #include <nax/runtime/arena_pool.hpp>
 #include <nax/runtime/specialization_cache.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 struct run_slot {
   std::uint64_t owner = 0;  // the executable's id

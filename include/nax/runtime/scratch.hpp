@@ -4,7 +4,9 @@
 
 #include <cstddef>
 
-namespace nax::runtime {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::runtime {
 
 struct scratch_request {
   std::size_t bytes = 0;

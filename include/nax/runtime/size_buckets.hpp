@@ -9,13 +9,14 @@
 #include <vector>
 
 #include <nax/core/axis_name.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/binding_key.hpp>
 #include <nax/runtime/value_axes.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class size_buckets {
  public:
@@ -76,7 +77,7 @@ class size_buckets {
 #include <nax/core/dim.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE size_buckets::size_buckets(const graph::program& p,
                                               const graph::compile_options& o) {

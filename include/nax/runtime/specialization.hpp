@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <nax/core/bindings.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
@@ -34,11 +35,11 @@
 #include <nax/runtime/step_factory.hpp>
 #include <nax/runtime/step_schedule.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 class tier;
 }
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// A program specialized for one binding (see the file comment).
 struct specialization {
@@ -117,7 +118,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
 #include <nax/runtime/native/tier.hpp>
 #include <nax/runtime/steps/fused_elementwise.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 namespace detail {
 

@@ -18,13 +18,14 @@
 #include <unordered_map>
 
 #include <nax/core/bindings.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/binding_key.hpp>
 #include <nax/runtime/specialization.hpp>
 #include <nax/runtime/specialization_stats.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// Under buckets or bound: the steps of one run's real extents inside a bucket's specialization.
 struct extent_entry {
@@ -112,7 +113,7 @@ class specialization_cache {
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE specialization_cache::specialization_cache(const graph::program& p,
                                                               std::size_t capacity,

@@ -9,10 +9,11 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 struct specialization_recipe {
   /// Per value: the first value whose symbolic shape equals its own (itself if none before it),
@@ -60,7 +61,7 @@ inline bool kernel_is_copied(graph::op_kind k) noexcept {
 
 #include <nax/runtime/plan_memo.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE specialization_recipe make_specialization_recipe(const graph::program& p) {
   specialization_recipe r;

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstddef>
 
-namespace nax {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA {
 
 /// The counters of an executable's specialization cache.
 struct specialization_stats {

@@ -6,13 +6,14 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class plan_memo;
 
@@ -53,7 +54,7 @@ NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_
 #include <nax/runtime/steps/reduce.hpp>
 #include <nax/runtime/steps/softmax.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,

@@ -19,12 +19,13 @@
 #include <string>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// The order and grouping of a specialization's steps.
 struct step_schedule {
@@ -69,7 +70,7 @@ schedule_steps(const graph::program& p, std::span<const nax::shape> shapes,
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/gemm_plan.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 // The model's machine, per thread: what the kernels reach on the x86 cores seen here (a GEMM

@@ -17,9 +17,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 /// One step of a run, as a trace saw it.
 struct trace_event {
@@ -118,7 +119,7 @@ class trace_use {
 #include <pthread.h>
 #endif
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 // A number per thread, never reused, so that a trace tells threads apart.

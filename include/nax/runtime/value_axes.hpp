@@ -6,12 +6,13 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/runtime/binding_key.hpp>
 #include <nax/runtime/dyn_tensor.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// Fills the value axes' places of `key` (after the input axes' extents, which it reads) from
 /// `inputs`. nax::shape_error naming the axis, the size and the bound if a size is outside
@@ -40,7 +41,7 @@ NAX_RUNTIME_INLINE void check_value_axes(const graph::program& p, const extents_
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 namespace detail {
 

@@ -18,9 +18,11 @@
 #pragma GCC diagnostic pop
 #else
 #include <xsimd/xsimd.hpp>
+
+#include <nax/core/isa.hpp>
 #endif
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 /// The instruction set nax's kernels use. AVX2 with FMA when the compiler flags enable it, even
 /// where AVX-512 is enabled too: 256-bit vectors already saturate memory bandwidth in the

@@ -13,13 +13,14 @@
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/arg_reduce.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <bool Max, class A, class X>

@@ -15,10 +15,11 @@
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 // The rules of iota, eye and tril, written into a tensor both forms (extents given, extents of

@@ -20,6 +20,7 @@
 #include <nax/core/aligned_memory.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/gemm.hpp>
@@ -29,7 +30,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 /// One dimension of the matrix product made of a group of axes: their total extent and the

@@ -18,11 +18,12 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/ops/elementwise.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 /// At least one operand is an expression (the others may be scalars).

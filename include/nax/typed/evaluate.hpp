@@ -16,6 +16,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
 #include <nax/exec/cache_info.hpp>
@@ -26,7 +27,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <std::size_t R>

@@ -11,10 +11,11 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// The total extent of the axes G of expression e (1 for none).
 template <class G, class E>

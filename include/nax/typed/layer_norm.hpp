@@ -15,6 +15,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/layer_norm_row.hpp>
 #include <nax/simd/arch.hpp>
@@ -24,7 +25,7 @@
 #include <nax/typed/softmax.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <class A, class E, class P>

@@ -12,6 +12,7 @@
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
@@ -19,7 +20,7 @@
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <class X>

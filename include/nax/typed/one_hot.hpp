@@ -14,11 +14,12 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 /// A static axis (a concept, so that the traced one_hot's constraint subsumes the typed one's).

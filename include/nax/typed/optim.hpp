@@ -13,12 +13,13 @@
 #include <stdexcept>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/optimizer.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::optim {
+namespace nax::NAX_ISA::optim {
 namespace detail {
 
 // The kernels write w.size() elements of every tensor they are given: a gradient or a state of

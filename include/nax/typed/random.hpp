@@ -14,13 +14,14 @@
 #include <type_traits>
 
 #include <nax/core/axis.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/kernels/random.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <class T>

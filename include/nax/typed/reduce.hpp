@@ -16,6 +16,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -27,7 +28,7 @@
 #include <nax/typed/expression.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 namespace detail {
 

@@ -14,6 +14,7 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/row_io.hpp>
@@ -23,7 +24,7 @@
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// The loop order of a row op along A: the other axes of L in order, then A.
 template <class L, class A>

@@ -10,10 +10,11 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 template <class A, class X>
 requires expression<X> tensor<std::int32_t> size(X&& x) {

@@ -17,6 +17,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/kernels/softmax_row.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
@@ -26,7 +27,7 @@
 #include <nax/typed/rows.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 namespace detail {
 
 template <class A, bool Log, class X>

@@ -11,10 +11,11 @@
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/typed/expression.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 namespace detail {
 template <class E>

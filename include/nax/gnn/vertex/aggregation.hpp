@@ -29,12 +29,13 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/gnn/vertex/leaf.hpp>
 #include <nax/gnn/vertex/ops.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {
 
 /// The in-edges of every destination (a csr's arrays).

@@ -32,6 +32,7 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/csr.hpp>
@@ -42,7 +43,7 @@
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 
 /// The gradients of a vertex program: one per tensor it reads, by the tensor.
 template <class T>

@@ -31,10 +31,11 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/gnn/vertex/scope.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::gnn::detail {
+namespace nax::NAX_ISA::gnn::detail {
 
 namespace mp = boost::mp11;
 

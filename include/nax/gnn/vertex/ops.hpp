@@ -13,12 +13,13 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/gnn/vertex/leaf.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {
 
 // The functions, each the same for a scalar and for a SIMD vector (the same bits per lane).

@@ -31,6 +31,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/csr.hpp>
@@ -41,7 +42,7 @@
 #include <nax/simd/arch.hpp>
 #include <nax/typed/tensor.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 namespace detail {}  // namespace detail
 
 /// The destination vertex of a vertex program, and the values it reads.

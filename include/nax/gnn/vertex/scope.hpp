@@ -16,8 +16,9 @@
 
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/fixed_string.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax::gnn {
+namespace nax::NAX_ISA::gnn {
 
 struct node_scope {
   static constexpr fixed_string name = "node";

@@ -2,11 +2,12 @@
 // Shape inference of argmax and argmin along one axis: the operand's other axes, in order, of
 // i64 positions.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of argmax (argmin) of node x of g along `axis`; nax::shape_error naming the op, the
 /// operand and the axis if x has no such axis, has bool elements, or the axis is statically empty.
@@ -22,7 +23,7 @@ NAX_RUNTIME_INLINE node infer_arg_reduce(const ir& g, arg_kind kind, node_id x, 
 #include <nax/graph/infer/common.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_arg_reduce(const ir& g, arg_kind kind, node_id x, axis_ref axis) {
   const std::string_view op = kind == arg_kind::argmax ? "argmax" : "argmin";

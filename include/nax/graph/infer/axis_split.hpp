@@ -8,11 +8,12 @@
 #include <string_view>
 
 #include <nax/core/dim.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of node x of g with axis `whole` split, in place, into `outer` then `inner`: named,
 /// at least one static (the other's extent then follows), their product whole's static extent.
@@ -34,7 +35,7 @@ NAX_RUNTIME_INLINE node infer_merge(const ir& g, node_id x, const axis_ref& a, c
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_split(const ir& g, node_id x, const axis_ref& whole, const dim& outer,
                                     const dim& inner) {

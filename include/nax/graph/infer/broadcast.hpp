@@ -5,11 +5,12 @@
 
 #include <optional>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of node x of g broadcast to `target` (x's element type), or nothing if that is x's
 /// own shape; nax::shape_error naming the axis that does not broadcast.
@@ -28,7 +29,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_broadcast(const ir& g, node_id x,
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/reshape.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE std::optional<node> infer_broadcast(const ir& g, node_id x,
                                                        const nax::shape& target) {

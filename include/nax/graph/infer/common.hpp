@@ -7,12 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// "f32[batch, 512], f32[512]": the shapes of nodes `args` of g, for messages.
 NAX_RUNTIME_INLINE std::string shapes_of(const ir& g, std::span<const node_id> args);
@@ -34,7 +35,7 @@ NAX_RUNTIME_INLINE std::string axis_subject(const dim& d, std::size_t i);
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/core/shape_error.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE std::string shapes_of(const ir& g, std::span<const node_id> args) {
   std::string s;

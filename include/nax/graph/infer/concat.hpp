@@ -8,11 +8,12 @@
 #include <span>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of nodes xs of g joined along `axis` (by position, or by name in xs[0]), or nothing
 /// if there is one operand (and no `joined` name); nax::shape_error naming the operand and axis
@@ -35,7 +36,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const
 #include <nax/core/unify.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE std::optional<node> infer_concat(const ir& g, std::span<const node_id> xs,
                                                     axis_ref axis, std::string_view joined_name) {

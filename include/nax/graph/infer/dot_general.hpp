@@ -4,11 +4,12 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of the contraction of nodes a and b of g over `contract` pairs, `batch` pairs
 /// matched; nax::shape_error naming both operands and the axes that do not pair.
@@ -27,7 +28,7 @@ NAX_RUNTIME_INLINE node infer_dot_general(const ir& g, node_id a, node_id b,
 #include <nax/graph/infer/common.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_dot_general(const ir& g, node_id a, node_id b,
                                           std::span<const axis_pair> contract,

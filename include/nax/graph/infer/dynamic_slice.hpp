@@ -7,11 +7,12 @@
 #include <cstdint>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of x's run-time extent along `axis`, a rank-0 `type` (i32 or i64).
 NAX_RUNTIME_INLINE node infer_dimension_size(const ir& g, node_id x, axis_ref axis,
@@ -39,7 +40,7 @@ NAX_RUNTIME_INLINE node infer_dynamic_update_slice(const ir& g, node_id x, node_
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 namespace dynamic_slice_detail {
 

@@ -4,11 +4,12 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of elementwise op `op` over nodes `args` of g; nax::shape_error
 /// "nax::graph::<op>(<operand shapes>): <why>" if the op does not take them.
@@ -23,7 +24,7 @@ NAX_RUNTIME_INLINE node infer_elementwise(const ir& g, ops::id op, std::span<con
 #include <nax/graph/infer/common.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_elementwise(const ir& g, ops::id op, std::span<const node_id> args) {
   const std::string_view name = ops::name(op);

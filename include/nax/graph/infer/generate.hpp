@@ -6,13 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/ops/random.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of the positions along `axis` of shape s (f32, f64, i32 or i64).
 NAX_RUNTIME_INLINE node infer_iota(const nax::shape& s, axis_ref axis);
@@ -32,7 +33,7 @@ NAX_RUNTIME_INLINE void check_generated_shape(std::string_view op, const nax::sh
 #include <nax/graph/infer/common.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE void check_generated_shape(std::string_view op, const nax::shape& s) {
   for (std::size_t i = 0; i < s.rank(); ++i)

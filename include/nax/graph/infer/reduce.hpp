@@ -3,12 +3,13 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of reduction `kind` of node x of g over `axes`; nax::shape_error naming the op and
 /// the axis for an axis x lacks or lists twice, and for bool elements.
@@ -25,7 +26,7 @@ NAX_RUNTIME_INLINE node infer_reduce(const ir& g, ops::reduce_kind kind, node_id
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_reduce(const ir& g, ops::reduce_kind kind, node_id x,
                                      std::span<const axis_ref> axes) {

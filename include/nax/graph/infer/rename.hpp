@@ -6,12 +6,13 @@
 #include <optional>
 #include <string_view>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of node x of g with axis `from` named `to`, or nothing if it already is.
 /// nax::shape_error naming the axes if x has no axis `from`, already has one named `to`, or `from`
@@ -26,7 +27,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_rename(const ir& g, node_id x, cons
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE std::optional<node> infer_rename(const ir& g, node_id x, const axis_ref& from,
                                                     std::string_view to) {

@@ -6,11 +6,12 @@
 #include <limits>
 #include <optional>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of node x of g reshaped to `target` (x's element type), or nothing if that is x's
 /// own shape; nax::shape_error naming the axis or the element counts that do not fit.
@@ -38,7 +39,7 @@ void check_target(const nax::shape& xs, const nax::shape& target, const Fail& fa
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 // How often a dynamic axis named `n` occurs in s, and the first such dim.
 inline std::size_t count_dynamic(const nax::shape& s, axis_name n) {

@@ -2,11 +2,12 @@
 // Shape inference of the row ops, softmax and layer_norm along one axis: the result has the
 // operand's shape; layer_norm's gamma and beta have the normalized axis alone.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of softmax of node x of g along `axis` (f32 or f64).
 NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis);
@@ -24,7 +25,7 @@ NAX_RUNTIME_INLINE node infer_layer_norm(const ir& g, node_id x, node_id gamma, 
 #include <nax/graph/infer/common.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis) {
   const nax::shape& xs = g[x].shape;

@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <optional>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of the slice of node x of g, or nothing if it is all of x; nax::shape_error naming
 /// the axis and the bound that start, stop or step break.
@@ -27,7 +28,7 @@ NAX_RUNTIME_INLINE std::optional<node> infer_slice(const ir& g, node_id x, axis_
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE std::optional<node> infer_slice(const ir& g, node_id x, axis_ref axis,
                                                    std::int64_t start, std::int64_t stop,

@@ -3,11 +3,12 @@
 
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// The node of node x of g with its axes in the order `perm` (result axis i is x's perm[i]).
 NAX_RUNTIME_INLINE node infer_transpose(const ir& g, node_id x, std::span<const axis_ref> perm);
@@ -21,7 +22,7 @@ NAX_RUNTIME_INLINE node infer_transpose(const ir& g, node_id x, std::span<const 
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/infer/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 NAX_RUNTIME_INLINE node infer_transpose(const ir& g, node_id x, std::span<const axis_ref> perm) {
   constexpr std::string_view op = "transpose";

@@ -3,10 +3,11 @@
 // earlier node is that node (its readers read the earlier one; it is dropped). Parameters never
 // merge; external nodes merge only when they hold the same kernel object.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void cse(ir& g);
 
@@ -17,7 +18,7 @@ NAX_RUNTIME_INLINE void cse(ir& g);
 #include <cstdint>
 #include <vector>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 namespace detail {
 
 inline std::size_t node_hash(const node& n) {

@@ -5,10 +5,11 @@
 // axes and is never one of the product's operands; each intermediate must have the next op as
 // its only reader.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void fuse_dense(ir& g);
 
@@ -22,7 +23,7 @@ NAX_RUNTIME_INLINE void fuse_dense(ir& g);
 #include <nax/graph/passes/pattern.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 namespace detail {
 
 inline bool try_dense(pattern_matcher& m, node_id dot) {

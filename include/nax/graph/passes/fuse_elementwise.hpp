@@ -8,10 +8,11 @@
 // same write and a read back); a member whose joining would make a path leave the group and
 // come back (a cycle between fused nodes) is left out.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void fuse_elementwise(ir& g);
 
@@ -25,7 +26,7 @@ NAX_RUNTIME_INLINE void fuse_elementwise(ir& g);
 
 #include <nax/graph/passes/fusion_group.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 namespace detail {
 
 class elementwise_grouper {

@@ -5,10 +5,11 @@
 // leading: a sum over the batch). The fused_reduce node computes the group a piece at a time
 // into a buffer in cache and reduces it there: the group's result never reaches memory.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void fuse_reduce(ir& g);
 
@@ -22,7 +23,7 @@ NAX_RUNTIME_INLINE void fuse_reduce(ir& g);
 #include <nax/graph/decomposition.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 namespace detail {
 
 // The decomposition of elementwise node e followed by reduction r, over e's operands (`args`,

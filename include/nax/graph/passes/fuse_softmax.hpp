@@ -5,10 +5,11 @@
 // primitives' bits (kernels/spelled_rows.hpp). Not taken when an intermediate is read outside
 // the pattern or is an output.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void fuse_softmax(ir& g);
 
@@ -21,7 +22,7 @@ NAX_RUNTIME_INLINE void fuse_softmax(ir& g);
 #include <nax/graph/passes/pattern.hpp>
 #include <nax/ops/dtype_rules.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 namespace detail {
 
 inline bool try_softmax(pattern_matcher& m, node_id y) {

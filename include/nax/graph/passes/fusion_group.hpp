@@ -9,11 +9,12 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/decomposition.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 /// A set of nodes that becomes one fused node.
 struct fusion_group {
@@ -41,7 +42,7 @@ NAX_RUNTIME_INLINE void replace_groups(ir& g, std::span<const fusion_group> grou
 #include <algorithm>
 #include <memory>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void finish_group(const ir& g, const user_lists& users, fusion_group& gr) {
   auto member = [&](node_id i) {

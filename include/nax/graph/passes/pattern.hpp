@@ -7,12 +7,13 @@
 #include <optional>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/passes/fusion_group.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/reduce_kind.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 class pattern_matcher {
  public:

@@ -6,10 +6,11 @@
 // interpreter's overhead. A group that fusion grew beyond the expression, or absorbed into a GEMM
 // or a reduction, keeps its fused form. Runs after the fusion passes.
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/ir.hpp>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void use_offered_kernels(ir& g);
 
@@ -18,7 +19,7 @@ NAX_RUNTIME_INLINE void use_offered_kernels(ir& g);
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
 
-namespace nax::graph::passes {
+namespace nax::NAX_ISA::graph::passes {
 
 NAX_RUNTIME_INLINE void use_offered_kernels(ir& g) {
   if (g.offers().empty()) return;

@@ -13,11 +13,12 @@
 #include <vector>
 
 #include <nax/core/broadcast.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/ops.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 /// builder's autodiff hook: x reshaped to exactly `target` (names and aliases included).
 struct grad_access {

@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/vjp/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 // The free axes of an operand of `rank` axes: those in no pair of `paired`.
 inline std::vector<std::uint32_t> free_axes(std::size_t rank,

@@ -5,10 +5,11 @@
 #include <array>
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/vjp/common.hpp>
 #include <nax/ops/elementwise.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 inline void vjp_elementwise(const vjp_context& c) {
   ops::with_op(c.n.as<elementwise_op>().op, [&](auto op) {

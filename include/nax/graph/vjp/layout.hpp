@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/vjp/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 inline void vjp_transpose(const vjp_context& c) {
   const transpose_op& t = c.n.as<transpose_op>();

@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/vjp/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 inline void vjp_reduce(const vjp_context& c) {
   const reduce_op& r = c.n.as<reduce_op>();

@@ -9,9 +9,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/graph/vjp/common.hpp>
 
-namespace nax::graph::detail {
+namespace nax::NAX_ISA::graph::detail {
 
 // v reduced by `kind` along `axis` and repeated back over it.
 inline value along_and_back(ops::reduce_kind kind, const value& v, std::uint32_t axis) {

@@ -14,11 +14,12 @@
 #include <utility>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/elementwise.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels::detail {
+namespace nax::NAX_ISA::kernels::detail {
 
 /// One instruction over one block: n elements, one pointer per operand (a splatted operand's
 /// points at its one value), the result's pointer.

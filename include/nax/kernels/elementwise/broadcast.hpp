@@ -8,9 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// Writes to `strides` (one per output axis, in elements) how a dense row-major input of extents
 /// `in_extents` is read over the output's index space, where input axis a is output axis

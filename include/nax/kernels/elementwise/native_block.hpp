@@ -13,10 +13,11 @@
 #include <tuple>
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/ops/elementwise.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels::native {
+namespace nax::NAX_ISA::kernels::native {
 
 /// A whole program over one block of n elements: in[i] points at input i's n elements (or at its
 /// one value, if the program was generated with it splatted), out[o] at output o's; `stream`

@@ -15,11 +15,12 @@
 #include <vector>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/kernels/elementwise/program.hpp>
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// How the block function reads an input: not at all, `n` consecutive elements, or one value.
 enum class native_input : std::uint8_t { unused, contiguous, splat };

@@ -9,10 +9,11 @@
 #include <limits>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/kernels/elementwise/bodies.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 namespace detail {
 
 /// How an input is read per block: unused; in place (a pointer into it: unit stride along the

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/core/strided_layout.hpp>
@@ -26,7 +27,7 @@
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 namespace detail {
 
 inline constexpr std::string_view ew_prefix = "nax::kernels::elementwise: ";

@@ -11,9 +11,10 @@
 #include <vector>
 
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/ops/list.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 
 /// An operand of an instruction: program input `index`, or the result of (earlier) instruction
 /// `index`.

@@ -9,12 +9,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include <nax/core/isa.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/kernels/elementwise/native_block.hpp>
 #include <nax/kernels/elementwise/plan.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::kernels {
+namespace nax::NAX_ISA::kernels {
 namespace detail {
 
 // Copies `count` elements of `Size` bytes read at `stride` elements to dst (short runs element

@@ -23,12 +23,13 @@
 
 #include <sys/types.h>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/kernels/elementwise/native_block.hpp>
 #include <nax/runtime/native/disk_cache.hpp>
 #include <nax/runtime/native/toolchain.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 enum class kernel_state : std::uint8_t { queued, ready, failed };
 
@@ -133,7 +134,7 @@ class compile_service {
 #include <nax/runtime/native/compiler.hpp>
 #include <nax/runtime/native/content_hash.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 NAX_RUNTIME_INLINE compile_service::compile_service(toolchain t, std::string cache_dir, bool quiet)
     : toolchain_(std::move(t)), quiet_(quiet) {

@@ -8,11 +8,12 @@
 
 #include <sys/types.h>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/kernels/elementwise/native_block.hpp>
 #include <nax/runtime/native/toolchain.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 struct compile_result {
   bool ok = false;
@@ -65,7 +66,7 @@ NAX_RUNTIME_INLINE kernels::native::block_fn load_block_fn(const std::string& pa
 
 extern char** environ;
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 NAX_RUNTIME_INLINE compile_result compile_shared_object(
     const toolchain& t, const std::string& source, const std::string& object,

@@ -9,7 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace nax::runtime::native {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::runtime::native {
 
 class content_hash {
  public:

@@ -12,9 +12,10 @@
 
 #include <string>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 class disk_cache {
  public:
@@ -73,7 +74,7 @@ class disk_cache {
 
 #include <nax/runtime/native/content_hash.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 namespace detail {
 
 inline std::string read_file(const std::string& path) {

@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/elementwise/native_source.hpp>
 #include <nax/kernels/elementwise/plan.hpp>
 #include <nax/kernels/elementwise/program.hpp>
 #include <nax/kernels/elementwise/run.hpp>
 #include <nax/runtime/native/tier.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 class slot {
  public:

@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/graph/compile_options.hpp>
 #include <nax/runtime/native/compile_service.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 /// How many of an executable's native kernels are in each state.
 struct tier_counts {
@@ -57,7 +58,7 @@ NAX_RUNTIME_INLINE graph::native_policy environment_policy();
 #include <cstdlib>
 #include <string_view>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 NAX_RUNTIME_INLINE graph::native_policy environment_policy() {
   const char* v = std::getenv("NAX_NATIVE");

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 
 struct toolchain {
   std::string compiler;            // a path, or a name looked up in PATH
@@ -49,7 +50,7 @@ NAX_RUNTIME_INLINE toolchain make_toolchain(std::string compiler, std::string in
 
 #include <nax/runtime/native/content_hash.hpp>
 
-namespace nax::runtime::native {
+namespace nax::NAX_ISA::runtime::native {
 namespace detail {
 
 #define NAX_NATIVE_STRINGIFY2(x) #x

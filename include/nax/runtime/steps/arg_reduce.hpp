@@ -5,12 +5,13 @@
 #include <memory>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// nax::shape_error naming the op and the axis if the axis is bound to 0 (nothing to find).
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
@@ -26,7 +27,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
 #include <nax/kernels/arg_reduce.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 template <bool Max, class T>

@@ -7,13 +7,14 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class plan_memo;
 
@@ -47,7 +48,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/plan_memo.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 // An operand of a GEMM as the product needs it: batch, row and column groups of axes, each with

@@ -5,12 +5,13 @@
 #include <memory>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 class plan_memo;
 
@@ -33,7 +34,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/plan_memo.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 class elementwise_step final : public kernels::step_kernel, public arena_allocated {

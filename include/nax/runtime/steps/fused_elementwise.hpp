@@ -8,12 +8,13 @@
 #include <memory>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
     const graph::program_step& s, std::span<const nax::shape> shapes);
@@ -41,7 +42,7 @@ NAX_RUNTIME_INLINE bool runs_native(const kernels::step_kernel& k);
 #include <nax/runtime/steps/fused_reduce.hpp>
 #include <nax/runtime/steps/group_program.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 class fused_elementwise_step final : public kernels::step_kernel, public arena_allocated {

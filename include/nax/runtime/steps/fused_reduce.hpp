@@ -6,13 +6,14 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// The kernel of fused_reduce step s of p (p's inputs give the group's binding).
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
@@ -29,7 +30,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
 #include <nax/runtime/operand_layout.hpp>
 #include <nax/runtime/steps/group_program.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 class fused_reduce_step final : public kernels::step_kernel, public arena_allocated {

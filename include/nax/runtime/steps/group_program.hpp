@@ -9,12 +9,13 @@
 #include <span>
 #include <vector>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/elementwise.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 /// The program of the first `count` ops of fused step s's decomposition over the iteration
 /// shape `over`. Its inputs are the step's arguments, then one per broadcast op; `bound`
@@ -30,7 +31,7 @@ NAX_RUNTIME_INLINE kernels::elementwise_program group_program(
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/runtime/operand_layout.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE kernels::elementwise_program group_program(
     const graph::program_step& s, std::span<const nax::shape> shapes, const nax::shape& over,

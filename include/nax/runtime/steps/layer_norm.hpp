@@ -6,12 +6,13 @@
 #include <memory>
 #include <span>
 
+#include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
     const graph::program_step& s, std::span<const nax::shape> shapes);
@@ -31,7 +32,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
 #include <nax/runtime/kernel_arena.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
-namespace nax::runtime {
+namespace nax::NAX_ISA::runtime {
 namespace detail {
 
 class layer_norm_step final : public kernels::step_kernel, public arena_allocated {

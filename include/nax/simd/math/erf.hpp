@@ -1,11 +1,12 @@
 #pragma once
 // nax::simd::erf: the error function for float, double and xsimd batches of either.
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/exp.hpp>
 #include <nax/simd/math/lanes.hpp>
 #include <nax/simd/math/normal_tail.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

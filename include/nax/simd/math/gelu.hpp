@@ -4,11 +4,12 @@
 
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/exp.hpp>
 #include <nax/simd/math/lanes.hpp>
 #include <nax/simd/math/normal_tail.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

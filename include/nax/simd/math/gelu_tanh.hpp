@@ -4,10 +4,11 @@
 
 #include <type_traits>
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/lanes.hpp>
 #include <nax/simd/math/sigmoid.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

@@ -34,9 +34,11 @@
 #pragma GCC diagnostic pop
 #else
 #include <xsimd/xsimd.hpp>
+
+#include <nax/core/isa.hpp>
 #endif
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 template <class T>

@@ -3,9 +3,10 @@
 
 #include <limits>
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/lanes.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

@@ -4,9 +4,10 @@
 // Phi(-t) = e^(-t^2/2) g(t) keeps its relative accuracy far into the tail, where 1 + erf would
 // cancel.
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/lanes.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

@@ -1,10 +1,11 @@
 #pragma once
 // nax::simd::sigmoid: the logistic function 1 / (1 + e^-x) for float, double and xsimd batches.
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/exp.hpp>
 #include <nax/simd/math/lanes.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

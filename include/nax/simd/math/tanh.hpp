@@ -1,9 +1,10 @@
 #pragma once
 // nax::simd::tanh: the hyperbolic tangent for float, double and xsimd batches of either.
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/math/lanes.hpp>
 
-namespace nax::simd {
+namespace nax::NAX_ISA::simd {
 
 namespace math_detail {
 

@@ -9,9 +9,10 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/expression/base.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class In, class Of>
 struct missing_axis {

@@ -5,8 +5,9 @@
 #include <type_traits>
 
 #include <nax/core/axis.hpp>
+#include <nax/core/isa.hpp>
 
-namespace nax {
+namespace nax::NAX_ISA {
 
 template <class T, axis_type... Axes>
 class tensor_view;

@@ -5,12 +5,13 @@
 #include <type_traits>
 #include <utility>
 
+#include <nax/core/isa.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression/base.hpp>
 #include <nax/typed/expression/lanes.hpp>
 #include <nax/typed/expression/readers.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class U, class R>
 struct cast_reader {

@@ -12,12 +12,13 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/expression/lanes.hpp>
 #include <nax/typed/expression/readers.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// Reads elements of one leaf over the destination's axes. Strides are in elements, one per
 /// destination axis (0 where the leaf lacks the axis: a broadcast); the evaluator may merge
@@ -34,7 +35,9 @@ struct leaf_cursor {
   std::array<std::ptrdiff_t, (R > 0 ? R : 1)> stride{};
   std::ptrdiff_t step = 0;
   const T* row = nullptr;
-  alignas(64) T splat[splat_size]{};
+  // Aligned for the widest vector this build has, not more: an alignment the instruction set
+  // lacks registers for makes g++ note an ABI change wherever a cursor is passed by value.
+  alignas(sizeof(simd::row_vec<float>)) T splat[splat_size]{};
 
   template <class F>
   void for_each_leaf(F&& f) {

@@ -4,7 +4,9 @@
 
 #include <type_traits>
 
-namespace nax::detail {
+#include <nax/core/isa.hpp>
+
+namespace nax::NAX_ISA::detail {
 
 /// A leaf's lane: its element type, or void ("the context's") for bool.
 template <class T>

@@ -12,6 +12,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/dtype.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/elementwise.hpp>
@@ -20,7 +21,7 @@
 #include <nax/typed/expression/operand.hpp>
 #include <nax/typed/expression/readers.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class Op, class... R>
 struct op_reader {

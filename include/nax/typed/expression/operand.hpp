@@ -6,11 +6,12 @@
 #include <type_traits>
 #include <utility>
 
+#include <nax/core/isa.hpp>
 #include <nax/typed/expression/base.hpp>
 #include <nax/typed/expression/owned_leaf.hpp>
 #include <nax/typed/expression/scalar.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 /// What an operand becomes inside a node: expressions by value (views are small), an lvalue
 /// tensor as a view of it, an rvalue tensor moved into the node, a scalar converted to T.

@@ -6,10 +6,11 @@
 #include <memory>
 #include <utility>
 
+#include <nax/core/isa.hpp>
 #include <nax/typed/expression/base.hpp>
 #include <nax/typed/expression/lanes.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class Tensor>
 class owned_leaf : public expression_base {

@@ -3,10 +3,11 @@
 
 #include <cstddef>
 
+#include <nax/core/isa.hpp>
 #include <nax/kernels/row_io.hpp>
 #include <nax/simd/arch.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 // A cursor positioned at a row hands out a reader: a small value (pointers, a stride, splatted
 // values) with `load(i)` (the vector at positions [i, i + width) of the row) and `scalar(i)`.

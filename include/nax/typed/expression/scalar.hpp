@@ -2,11 +2,12 @@
 // A scalar in an expression: no axes, the same value everywhere (`x * 2`).
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/isa.hpp>
 #include <nax/typed/expression/base.hpp>
 #include <nax/typed/expression/lanes.hpp>
 #include <nax/typed/expression/readers.hpp>
 
-namespace nax::detail {
+namespace nax::NAX_ISA::detail {
 
 template <class T>
 struct scalar_cursor {
