@@ -474,6 +474,23 @@ std::map<std::string, std::function<void()>> make_cases() {
     dyn_tensor out[] = {run_graph::c(3)};
     r.ex.run(in, out);
   };
+  c["run-output-name"] = [] {
+    run_graph r;
+    const dyn_tensor in[] = {run_graph::a(2, 3), run_graph::c(2)};
+    dyn_tensor out[] = {run_graph::t({{"rows", 2}, {"h", 6}})};
+    r.ex.run(in, out);
+  };
+  c["run-output-unnamed"] = [] {
+    run_graph r;
+    dyn_tensor in[] = {run_graph::a(2, 3), run_graph::c(2)};
+    for (dyn_tensor& t : in)
+      for (std::size_t i = 0; i < t.shape().num_elements(); ++i)
+        t.data<float>()[i] = static_cast<float>(i % 5);
+    dyn_tensor out[] = {dyn_tensor(f32({2, 6}))};
+    r.ex.run(in, out);
+    const dyn_tensor want = r.ex.run(in)[0];
+    for (std::size_t i = 0; i < 12; ++i) CHECK(out[0].data<float>()[i] == want.data<float>()[i]);
+  };
   c["run-output-count"] = [] {
     run_graph r;
     const dyn_tensor in[] = {run_graph::a(2, 3), run_graph::c(2)};

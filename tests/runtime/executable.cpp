@@ -7,6 +7,7 @@
 #include <nax/runtime/specialization.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <random>
@@ -159,6 +160,81 @@ TEST_CASE("the LRU cache evicts the least recently used binding and rebuilds it 
   CHECK(s.evictions == 2);
   CHECK(s.live == 2);
   CHECK(s.last_specialization_time.count() > 0);
+}
+
+TEST_CASE("a graph without dynamic axes counts every run as a hit of its one specialization") {
+  g::builder b;
+  auto x = b.parameter("x", f32({dim::named("n", 2), h}));
+  auto ex = g::compile(b, {g::exp(x) + 1.0});
+  nax::specialization_stats s = ex.stats();
+  CHECK(s.total == 1);  // specialized when compiled
+  CHECK(s.live == 1);
+  CHECK(s.hits == 0);
+  CHECK(s.misses == 0);
+  std::mt19937 rng(5);
+  const dyn_tensor in = reference::random_tensor(concrete(dtype::f32, {{"n", 2}, {"h", 6}}), rng);
+  for (int i = 0; i < 7; ++i) (void)ex.run({in});
+  ex.pre_specialize({nax::bindings{}});
+  s = ex.stats();
+  CHECK(s.hits == 8);
+  CHECK(s.misses == 0);
+  CHECK(s.total == 1);
+}
+
+namespace {
+// An output_maker that fails, as an allocation of a huge result would (std::bad_alloc).
+dyn_tensor fail_to_make(void*, std::size_t, const nax::shape&) { throw std::bad_alloc(); }
+}  // namespace
+
+TEST_CASE("a failed run leaves the cache as it was") {
+  std::mt19937 rng(6);
+  auto input = [&](std::size_t batch) {
+    return reference::random_tensor(concrete(dtype::f32, {{"batch", batch}, {"h", 6}}), rng);
+  };
+  SUBCASE("the exact policy: the new specialization is dropped, a cached one stays") {
+    g::builder b;
+    auto x = b.parameter("x", f32({"batch", h}));
+    auto ex = g::compile(b, {g::exp(x) * 2.0});
+    (void)ex.run({input(2)});
+    std::vector<dyn_tensor> out(1);
+    CHECK_THROWS_AS(ex.run({input(3)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK(ex.cached(nax::bindings{{"batch", 3}}) == nullptr);
+    CHECK(ex.cached(nax::bindings{{"batch", 2}}) != nullptr);
+    CHECK(ex.stats().live == 1);
+    CHECK_THROWS_AS(ex.run({input(2)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK(ex.cached(nax::bindings{{"batch", 2}}) != nullptr);  // it was there before
+    // The next run of the failed binding specializes again and gives the right result.
+    const dyn_tensor in = input(3);
+    const std::vector<dyn_tensor> got = ex.run({in});
+    REQUIRE(got[0].shape() == in.shape());
+    for (std::size_t i = 0; i < 18; ++i) {
+      const float want = std::exp(in.data<float>()[i]) * 2.0f;
+      CHECK(std::abs(got[0].data<float>()[i] - want) <= 1e-6f * want);
+    }
+    CHECK(ex.stats().live == 2);
+  }
+  SUBCASE("the bound policy: a new bucket, and new extents in a cached bucket, are dropped") {
+    g::builder b;
+    auto x = b.parameter("x", f32({dim::bounded("batch", 16), h}));
+    g::compile_options o;
+    o.bounded = {g::size_policy::bound};
+    auto ex = g::compile(b, {g::exp(x) * 2.0}, o);
+    std::vector<dyn_tensor> out(1);
+    CHECK_THROWS_AS(ex.run({input(3)}, out, fail_to_make, nullptr), std::bad_alloc);
+    nax::specialization_stats s = ex.stats();
+    CHECK(s.live == 0);
+    CHECK(s.live_extents == 0);
+    (void)ex.run({input(2)});
+    s = ex.stats();
+    CHECK(s.live == 1);
+    CHECK(s.live_extents == 1);
+    CHECK_THROWS_AS(ex.run({input(5)}, out, fail_to_make, nullptr), std::bad_alloc);
+    s = ex.stats();
+    CHECK(s.live == 1);  // the bucket was there before: it stays
+    CHECK(s.live_extents == 1);  // batch 5's steps are dropped
+    (void)ex.run({input(5)});
+    CHECK(ex.stats().live_extents == 2);
+  }
 }
 
 TEST_CASE("pre-specialization makes the first run a hit") {

@@ -98,14 +98,17 @@ class executable {
   NAX_RUNTIME_INLINE void bucket_of(const runtime::extents_key& key,
                                     runtime::extents_key& bucket) const;
   NAX_RUNTIME_INLINE std::shared_ptr<runtime::cache_entry> lookup_bucket(
-      const runtime::extents_key& key, runtime::extents_key& bucket) const;
+      const runtime::extents_key& key, runtime::extents_key& bucket, bool* made = nullptr) const;
+  struct run_guard;
+  NAX_RUNTIME_INLINE static void check_output(std::size_t k, const nax::shape& given,
+                                              const nax::shape& result, const char* verb);
   NAX_RUNTIME_INLINE void execute(const pinned& pin, std::span<const dyn_tensor> inputs,
                                   std::span<dyn_tensor> outputs) const;
 
   std::unique_ptr<state> state_;
 };
 
-}  // namespace nax
+}  // namespace nax::NAX_ISA
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <algorithm>
@@ -166,7 +169,8 @@ struct executable::state {
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
   std::shared_ptr<runtime::cache_entry> fixed_entry;  // the same, for run slots
   specialization_stats fixed_stats;
-  runtime::result_pool results;  // the buffers of run(inputs)'s results
+  std::atomic<std::size_t> fixed_hits{0};  // runs (and pre_specialize calls) that used `fixed`
+  runtime::result_pool results;            // the buffers of run(inputs)'s results
 };
 
 // A specialization held for one run: by this thread's run slot (which also lends the run its
@@ -178,6 +182,29 @@ struct executable::pinned {
   runtime::run_slot* slot = nullptr;
   runtime::arena_pool* pool = nullptr;
   std::shared_ptr<runtime::extent_entry> extent;
+  // What finding it added to the cache (a new specialization, new steps of a bucket's extents):
+  // dropped again if the run fails (run_guard), so that a failed run leaves the cache as it was.
+  std::shared_ptr<runtime::cache_entry> made, made_in;
+  std::shared_ptr<runtime::extent_entry> made_extent;
+};
+
+// Drops what a run's find added to the cache unless the run finished (dismissed).
+struct executable::run_guard {
+  const executable& ex;
+  const pinned& pin;
+  bool dismissed = false;
+  run_guard(const executable& e, const pinned& p) : ex(e), pin(p) {}
+  run_guard(const run_guard&) = delete;
+  run_guard& operator=(const run_guard&) = delete;
+  ~run_guard() {
+    if (dismissed || (!pin.made && !pin.made_extent)) return;
+    runtime::run_slot& slot = runtime::run_slot::of(ex.state_->id);
+    if (pin.made_extent) {
+      ex.state_->cache.drop_extent(*pin.made_in, pin.made_extent);
+      if (!slot.busy && slot.extent == pin.made_extent) slot.extent = nullptr;
+    }
+    if (pin.made) ex.state_->cache.drop(pin.made);  // (marked evicted: no slot serves it again)
+  }
 };
 
 NAX_RUNTIME_INLINE executable::executable(graph::program p, graph::compile_options options) {
@@ -203,6 +230,7 @@ NAX_RUNTIME_INLINE executable::~executable() = default;
 
 NAX_RUNTIME_INLINE std::vector<dyn_tensor> executable::run(std::span<const dyn_tensor> inputs) {
   const pinned s = find(inputs);
+  run_guard guard{*this, s};
   std::vector<dyn_tensor> outputs;
   outputs.reserve(state_->program.outputs.size());
   for (graph::value_index v : state_->program.outputs) {
@@ -212,21 +240,20 @@ NAX_RUNTIME_INLINE std::vector<dyn_tensor> executable::run(std::span<const dyn_t
                             : dyn_tensor(shape));
   }
   execute(s, inputs, outputs);
+  guard.dismissed = true;
   return outputs;
 }
 
 NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
                                         std::span<dyn_tensor> outputs) {
   const pinned s = find(inputs);
+  run_guard guard{*this, s};
   const std::vector<graph::value_index>& wanted = state_->program.outputs;
   if (outputs.size() != wanted.size())
     detail::throw_shape_error("nax::executable::run: ", outputs.size(),
                               " outputs given, the graph has ", wanted.size());
   for (std::size_t k = 0; k < wanted.size(); ++k)
-    if (!(outputs[k].shape() == s.spec->shapes[wanted[k]]))
-      detail::throw_shape_error("nax::executable::run: output ", k, " is ",
-                                detail::concrete_string(outputs[k].shape()), ", the result is ",
-                                detail::concrete_string(s.spec->shapes[wanted[k]]));
+    check_output(k, outputs[k].shape(), s.spec->shapes[wanted[k]], " is ");
   // A run reads its inputs while it writes its outputs, in any order: no output may share a
   // byte with an input or with another output.
   auto overlap = [](const dyn_tensor& a, const dyn_tensor& b) {
@@ -246,24 +273,24 @@ NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
         detail::throw_shape_error("nax::executable::run: outputs ", j, " and ", k, " share memory");
   }
   execute(s, inputs, outputs);
+  guard.dismissed = true;
 }
 
 NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
                                         std::span<dyn_tensor> outputs, output_maker make,
                                         void* context) {
   const pinned s = find(inputs);
+  run_guard guard{*this, s};
   const std::vector<graph::value_index>& wanted = state_->program.outputs;
   if (outputs.size() != wanted.size())
     detail::throw_shape_error("nax::executable::run: ", outputs.size(),
                               " outputs given, the graph has ", wanted.size());
   for (std::size_t k = 0; k < wanted.size(); ++k) {
     outputs[k] = make(context, k, s.spec->shapes[wanted[k]]);
-    if (!(outputs[k].shape() == s.spec->shapes[wanted[k]]))
-      detail::throw_shape_error("nax::executable::run: output ", k, " was made ",
-                                detail::concrete_string(outputs[k].shape()), ", the result is ",
-                                detail::concrete_string(s.spec->shapes[wanted[k]]));
+    check_output(k, outputs[k].shape(), s.spec->shapes[wanted[k]], " was made ");
   }
   execute(s, inputs, outputs);
+  guard.dismissed = true;
 }
 
 NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings> bindings) {
@@ -279,7 +306,9 @@ NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings
                                   " binds axis '", e.name.view(),
                                   "', which no input of the graph has");
     const auto threads = static_cast<std::size_t>(num_threads());
-    if (!state_->fixed || state_->fixed->threads != threads) {
+    if (state_->fixed && state_->fixed->threads == threads) {
+      state_->fixed_hits.fetch_add(1, std::memory_order_relaxed);
+    } else {
       runtime::extents_key key;
       (void)runtime::key_of(axes, b, threads, key);
       check_bounds(key);
@@ -305,7 +334,7 @@ NAX_RUNTIME_INLINE specialization_stats executable::stats() const {
   s.native_failed = n.failed;
   if (state_->fixed) {  // the fixed one, and those for other thread counts
     const specialization_stats& f = state_->fixed_stats;
-    s.hits += f.hits;
+    s.hits += f.hits + state_->fixed_hits.load(std::memory_order_relaxed);
     s.misses += f.misses;
     s.total += f.total;
     s.live += f.live;
@@ -388,10 +417,12 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
                                   p.values[k].shape.to_string());
       }
     if (state_->fixed->threads == threads) {
-      if (slot.busy) return {state_->fixed.get(), nullptr, nullptr, state_->fixed->pool.get(), {}};
+      state_->fixed_hits.fetch_add(1, std::memory_order_relaxed);
+      if (slot.busy)
+        return {state_->fixed.get(), nullptr, nullptr, state_->fixed->pool.get(), {}, {}, {}, {}};
       if (slot.owner != state_->id || slot.entry != state_->fixed_entry)
         slot.set(state_->id, state_->fixed_entry);
-      return {state_->fixed.get(), nullptr, &slot, state_->fixed->pool.get(), {}};
+      return {state_->fixed.get(), nullptr, &slot, state_->fixed->pool.get(), {}, {}, {}, {}};
     }
   }
   // The key: the dynamic axes' extents, then the thread count.
@@ -404,21 +435,26 @@ NAX_RUNTIME_INLINE executable::pinned executable::find(std::span<const dyn_tenso
   if (!p.value_axes.empty()) runtime::compute_value_axes(p, inputs, key);
   if (state_->buckets.any()) return find_in_bucket(key, slot);
 
+  bool made = false;
   if (slot.busy) {
-    std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr);
+    std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr, &made);
     runtime::arena_pool* pool = e->spec->pool.get();
-    return {e->spec.get(), std::move(e), nullptr, pool, {}};
+    pinned pin{e->spec.get(), e, nullptr, pool, {}, {}, {}, {}};
+    if (made) pin.made = std::move(e);
+    return pin;
   }
   if (slot.owner == state_->id && slot.entry &&
       !slot.entry->evicted.load(std::memory_order_relaxed) &&
       runtime::extents_key_equal{}(slot.entry->key, key)) {
     state_->cache.touch(*slot.entry);
-    return {slot.entry->spec.get(), nullptr, &slot, slot.entry->spec->pool.get(), {}};
+    return {slot.entry->spec.get(), nullptr, &slot, slot.entry->spec->pool.get(), {}, {}, {}, {}};
   }
-  std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr);
+  std::shared_ptr<runtime::cache_entry> e = state_->cache.lookup(key, nullptr, &made);
   const runtime::specialization* spec = e->spec.get();
   slot.set(state_->id, e);
-  return {spec, std::move(e), &slot, spec->pool.get(), {}};
+  pinned pin{spec, e, &slot, spec->pool.get(), {}, {}, {}, {}};
+  if (made) pin.made = std::move(e);
+  return pin;
 }
 
 NAX_RUNTIME_INLINE executable::pinned executable::find_in_bucket(const runtime::extents_key& key,
@@ -437,11 +473,20 @@ NAX_RUNTIME_INLINE executable::pinned executable::find_in_bucket(const runtime::
       pin.extent = slot.extent;
     }
   } else {
-    pin.hold = lookup_bucket(key, bucket);
+    bool made = false;
+    pin.hold = lookup_bucket(key, bucket, &made);
     e = pin.hold.get();
+    if (made) pin.made = pin.hold;
     if (!slot.busy) slot.set(state_->id, pin.hold);
   }
-  if (!pin.extent) pin.extent = state_->cache.extent(*e, key);
+  if (!pin.extent) {
+    bool made = false;
+    pin.extent = state_->cache.extent(*e, key, &made);
+    if (made && !pin.made) {  // (a new bucket takes its extents with it)
+      pin.made_extent = pin.extent;
+      pin.made_in = slot.entry && slot.entry.get() == e ? slot.entry : pin.hold;
+    }
+  }
   pin.spec = pin.extent->spec.get();
   if (pin.extent->own_arena) {
     pin.pool = pin.extent->spec->pool.get();  // (not the slot's: its arena is the bucket's)
@@ -463,11 +508,11 @@ NAX_RUNTIME_INLINE void executable::bucket_of(const runtime::extents_key& key,
 }
 
 NAX_RUNTIME_INLINE std::shared_ptr<runtime::cache_entry> executable::lookup_bucket(
-    const runtime::extents_key& key, runtime::extents_key& bucket) const {
+    const runtime::extents_key& key, runtime::extents_key& bucket, bool* made) const {
   bucket_of(key, bucket);
-  if (runtime::extents_key_equal{}(bucket, key)) return state_->cache.lookup(key, nullptr);
+  if (runtime::extents_key_equal{}(bucket, key)) return state_->cache.lookup(key, nullptr, made);
   try {
-    return state_->cache.lookup(bucket, nullptr);
+    return state_->cache.lookup(bucket, nullptr, made);
   } catch (const shape_error&) {
     // The graph does not allow the bucket's extents; whether it allows the run's, the exact
     // specialization tells (and its error is the one the run gets).
@@ -477,8 +522,31 @@ NAX_RUNTIME_INLINE std::shared_ptr<runtime::cache_entry> executable::lookup_buck
       state_->any_refused.store(true, std::memory_order_release);
     }
     bucket = key;
-    return state_->cache.lookup(key, nullptr);
+    return state_->cache.lookup(key, nullptr, made);
   }
+}
+
+// An output given for result k: the same dtype and extents; its dimensions may be unnamed (as an
+// input's may), and a named one must have the result's name.
+NAX_RUNTIME_INLINE void executable::check_output(std::size_t k, const nax::shape& given,
+                                                 const nax::shape& result, const char* verb) {
+  bool same = given.dtype() == result.dtype() && given.rank() == result.rank();
+  std::size_t renamed = given.rank();
+  for (std::size_t i = 0; same && i < given.rank(); ++i) {
+    const dim& g = given.dims()[i];
+    const dim& r = result.dims()[i];
+    same = g.extent() == r.extent();
+    if (same && g.has_name() && g.name() != r.name() && renamed == given.rank()) renamed = i;
+  }
+  if (same && renamed == given.rank()) return;
+  const std::string what =
+      detail::message("nax::executable::run: output ", k, verb, detail::concrete_string(given),
+                      ", the result is ", detail::concrete_string(result));
+  if (!same) detail::throw_shape_error(what);
+  detail::throw_shape_error(what, ": dimension ", renamed, " is named '",
+                            given.dims()[renamed].name().view(), "', the result's '",
+                            result.dims()[renamed].name().view(),
+                            "' (an output's dimension may be unnamed, or named as the result's)");
 }
 
 NAX_RUNTIME_INLINE void executable::check_bounds(const runtime::extents_key& key) const {
@@ -546,5 +614,5 @@ NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const d
   }
 }
 
-}  // namespace nax
+}  // namespace nax::NAX_ISA
 #endif  // NAX_RUNTIME_DEFINITIONS

@@ -61,15 +61,26 @@ class specialization_cache {
 
   /// The entry for `key` (b: the same as bindings, if the caller has them), specialized on a
   /// miss (then the least recently used entries beyond the capacity are evicted).
+  /// `created`, if given, is set when this call specialized and inserted the entry.
   NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> lookup(const extents_key& key,
-                                                         const nax::bindings* b);
+                                                         const nax::bindings* b,
+                                                         bool* created = nullptr);
+
+  /// Removes entry e if the cache still holds it (a run failed on the entry it had just made):
+  /// the cache is left as it was before. Runs holding e finish with it; none is served it again.
+  NAX_RUNTIME_INLINE void drop(const std::shared_ptr<cache_entry>& e);
 
   /// The entry for `key` if it is cached, else null (counts nothing).
   NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> find(const extents_key& key) const;
 
   /// The steps of the real extents `key` in bucket entry e, made on the first use (then the
   /// least recently used extents of e beyond the capacity are dropped).
-  NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> extent(cache_entry& e, const extents_key& key);
+  /// `created`, if given, is set when this call made the steps.
+  NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> extent(cache_entry& e, const extents_key& key,
+                                                          bool* created = nullptr);
+
+  /// Removes extents x from bucket entry e if e still holds them (see drop).
+  NAX_RUNTIME_INLINE void drop_extent(cache_entry& e, const std::shared_ptr<extent_entry>& x);
 
   /// The same if e has them, else null (counts nothing).
   NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> find_extent(cache_entry& e,
@@ -110,7 +121,7 @@ class specialization_cache {
   specialization_stats stats_;
 };
 
-}  // namespace nax::runtime
+}  // namespace nax::NAX_ISA::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
 namespace nax::NAX_ISA::runtime {
@@ -121,8 +132,9 @@ NAX_RUNTIME_INLINE specialization_cache::specialization_cache(const graph::progr
                                                               std::size_t extents_capacity)
     : program_(p), capacity_(capacity), extents_capacity_(extents_capacity), options_(options) {}
 
-NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
-    const extents_key& key, const nax::bindings* b) {
+NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(const extents_key& key,
+                                                                             const nax::bindings* b,
+                                                                             bool* created) {
   {
     std::lock_guard lock(mutex_);
     auto it = index_.find(key);
@@ -155,6 +167,7 @@ NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
   stats_.last_specialization_time = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
   e->last_use.store(tick(), std::memory_order_relaxed);
   index_.emplace(key, e);
+  if (created) *created = true;
   while (index_.size() > capacity_) {
     // The least recently used: the oldest tick (a linear scan; this is a miss anyway).
     auto oldest = index_.begin();
@@ -170,8 +183,23 @@ NAX_RUNTIME_INLINE std::shared_ptr<cache_entry> specialization_cache::lookup(
   return e;
 }
 
+NAX_RUNTIME_INLINE void specialization_cache::drop(const std::shared_ptr<cache_entry>& e) {
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(e->key);
+  if (it == index_.end() || it->second != e) return;
+  e->evicted.store(true, std::memory_order_relaxed);
+  index_.erase(it);
+}
+
+NAX_RUNTIME_INLINE void specialization_cache::drop_extent(cache_entry& e,
+                                                          const std::shared_ptr<extent_entry>& x) {
+  std::lock_guard lock(e.extents_mutex);
+  auto it = e.extents.find(x->key);
+  if (it != e.extents.end() && it->second == x) e.extents.erase(it);
+}
+
 NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::extent(
-    cache_entry& e, const extents_key& key) {
+    cache_entry& e, const extents_key& key, bool* created) {
   {
     std::lock_guard lock(e.extents_mutex);
     auto it = e.extents.find(key);
@@ -193,6 +221,7 @@ NAX_RUNTIME_INLINE std::shared_ptr<extent_entry> specialization_cache::extent(
   extent_misses_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(e.extents_mutex);
   auto [it, inserted] = e.extents.emplace(key, x);
+  if (created) *created = inserted;
   it->second->last_use.store(e.extents_clock.fetch_add(1, std::memory_order_relaxed) + 1,
                              std::memory_order_relaxed);
   while (e.extents.size() > extents_capacity_) {
@@ -238,5 +267,5 @@ NAX_RUNTIME_INLINE specialization_stats specialization_cache::stats() const {
   return s;
 }
 
-}  // namespace nax::runtime
+}  // namespace nax::NAX_ISA::runtime
 #endif  // NAX_RUNTIME_DEFINITIONS

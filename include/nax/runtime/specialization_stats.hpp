@@ -10,6 +10,8 @@ namespace nax::NAX_ISA {
 
 /// The counters of an executable's specialization cache.
 struct specialization_stats {
+  // A graph without dynamic axes is specialized when compiled (total 1, misses 0): each of its
+  // runs is a hit.
   std::size_t hits = 0;       // runs (and pre_specialize calls) that found their specialization
   std::size_t misses = 0;     // ... that had to specialize (under buckets: for a new bucket)
   std::size_t evictions = 0;  // specializations dropped as least recently used
