@@ -34,9 +34,9 @@
 #pragma GCC diagnostic pop
 #else
 #include <xsimd/xsimd.hpp>
+#endif
 
 #include <nax/core/isa.hpp>
-#endif
 
 namespace nax::NAX_ISA::simd {
 
