@@ -17,6 +17,7 @@
 //   scalar.hpp      scalars
 //   owned_leaf.hpp  rvalue tensors kept alive by the node that reads them
 //   operand.hpp     what an operand becomes inside a node
+//   mask_reader.hpp a bool operand read at another lane's width (an i64 mask over floats)
 //   op_node.hpp     elementwise op nodes and their dtype rule
 //   cast.hpp        conversions
 //   assignable.hpp  which expression axes a destination takes
@@ -26,6 +27,7 @@
 #include <nax/typed/expression/cast.hpp>
 #include <nax/typed/expression/cursor.hpp>
 #include <nax/typed/expression/lanes.hpp>
+#include <nax/typed/expression/mask_reader.hpp>
 #include <nax/typed/expression/op_node.hpp>
 #include <nax/typed/expression/operand.hpp>
 #include <nax/typed/expression/owned_leaf.hpp>

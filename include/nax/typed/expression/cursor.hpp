@@ -29,7 +29,10 @@ struct leaf_cursor {
   using value_type = T;
   using lane_type = lane_of_value<T>;
   static constexpr bool splat_row = Splat;
-  static constexpr std::size_t splat_size = 64 / sizeof(T);
+  // A row kernel's widest vector of T, and as many elements as the most lanes an expression is
+  // read at (a cast, or a mask of another lane, reads a leaf of doubles at float's width).
+  static constexpr std::size_t splat_size =
+      std::max<std::size_t>(64 / sizeof(T), simd::width<float>);
 
   const T* base = nullptr;
   std::array<std::ptrdiff_t, (R > 0 ? R : 1)> stride{};

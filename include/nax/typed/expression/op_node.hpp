@@ -18,10 +18,26 @@
 #include <nax/ops/elementwise.hpp>
 #include <nax/typed/expression/base.hpp>
 #include <nax/typed/expression/lanes.hpp>
+#include <nax/typed/expression/mask_reader.hpp>
 #include <nax/typed/expression/operand.hpp>
 #include <nax/typed/expression/readers.hpp>
 
 namespace nax::NAX_ISA::detail {
+
+/// The lane Op's node is read at: its first operand's with a lane, but for a select (where) its
+/// values' first, so that a mask of another lane selects values at their own width (the mask is
+/// then read as masks of the values' lane: mask_reader.hpp).
+template <class Op, class... Lanes>
+struct op_lane {
+  using type = typename first_lane<Lanes...>::type;
+};
+template <class Op, class MaskLane, class... ValueLanes>
+requires Op::selects
+struct op_lane<Op, MaskLane, ValueLanes...> {
+  using type = typename first_lane<ValueLanes..., MaskLane>::type;
+};
+template <class Op, class... Lanes>
+using op_lane_t = typename op_lane<Op, Lanes...>::type;
 
 template <class Op, class... R>
 struct op_reader {
@@ -40,7 +56,7 @@ struct op_reader {
 template <class Op, class V, class... C>
 struct op_cursor {
   using value_type = V;
-  using lane_type = typename first_lane<typename C::lane_type...>::type;
+  using lane_type = op_lane_t<Op, typename C::lane_type...>;
   std::tuple<C...> children;
 
   template <class F>
@@ -55,10 +71,18 @@ struct op_cursor {
   auto reader() const {
     return std::apply(
         [](const auto&... c) {
-          return op_reader<Op, decltype(c.template reader<lane_for<L, decltype(c)>, Access>())...>{
-              {c.template reader<lane_for<L, decltype(c)>, Access>()...}};
+          return op_reader<Op, decltype(child_reader<L, Access>(c))...>{
+              {child_reader<L, Access>(c)...}};
         },
         children);
+  }
+
+ private:
+  // A child at its own lane (lane_for); a bool child whose lane is not L as masks of L.
+  template <class L, row_access Access, class Child>
+  static auto child_reader(const Child& c) {
+    return read_at_lane<L, typename Child::value_type>(
+        c.template reader<lane_for<L, Child>, Access>());
   }
 };
 
@@ -70,14 +94,13 @@ inline constexpr ops::dtype_check op_dtypes = ops::check_dtypes(Op::id, {dtype_o
 template <class Op, class... Args>
 class op_node : public expression_base {
   static_assert(sizeof...(Args) > 0);
-  using operand_lanes = first_lane<typename Args::lane_type...>;
   static constexpr ops::dtype_check rule = op_dtypes<Op, typename Args::value_type...>;
 
  public:
   using op_type = Op;  // the op's body struct (nax::ops)
   using axes_type =
       boost::mp11::mp_fold<boost::mp11::mp_list<typename Args::axes_type...>, axes<>, axes_union>;
-  using lane_type = typename operand_lanes::type;
+  using lane_type = op_lane_t<Op, typename Args::lane_type...>;
   using value_type = element_type<rule.result>;
 
   // An error here means the operands have different element types: convert one with
