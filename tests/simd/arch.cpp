@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
+
+#include "support/pow_cases.hpp"
 
 namespace {
 
@@ -84,8 +87,9 @@ TEST_CASE_TEMPLATE("pow: xsimd's bits where its exp is defined, +inf, 0 or NaN b
                    double) {
   using V = nax::simd::vec<T>;
   using lim = std::numeric_limits<T>;
-  // Inside exp's range xsimd::pow is defined: the same operations give the same bits.
-  for (T x : {T(-4), T(-2.5), T(-1), T(-0.0), T(0), T(0.3), T(1), T(2), T(3.75)})
+  // Inside exp's range xsimd::pow is defined: the same operations give the same bits, x = +-0
+  // aside (xsimd gives 0 for every y there; C's rules, below, do not).
+  for (T x : {T(-4), T(-2.5), T(-1), T(0.3), T(1), T(2), T(3.75)})
     for (T y : {T(-10), T(-3), T(-2.5), T(-1), T(0), T(0.5), T(1), T(2), T(3), T(7.25)}) {
       const T want = xsimd::pow(V(x), V(y)).get(0), got = nax::simd::pow(x, y);
       CHECK(same_bits(got, want));
@@ -108,6 +112,52 @@ TEST_CASE_TEMPLATE("pow: xsimd's bits where its exp is defined, +inf, 0 or NaN b
   CHECK(std::isnan(nax::simd::pow(T(-2), lim::quiet_NaN())));
   CHECK(std::isnan(nax::simd::pow(T(-2), T(0.5))));  // a negative base to a non-integer
   CHECK(nax::simd::pow(T(0), T(3)) == T(0));
+}
+
+// C's special cases (Annex F.10.4.4), in every lane of a vector and as a scalar (one lane).
+TEST_CASE_TEMPLATE("pow: std::pow's special cases (C Annex F), vector lanes and scalars", T, float,
+                   double) {
+  using V = nax::simd::vec<T>;
+  pow_cases::check_clauses<T>([](const std::vector<T>& x, const std::vector<T>& y) {
+    std::vector<T> out(x.size());
+    std::size_t i = 0;
+    for (; i + V::size <= x.size(); i += V::size)
+      nax::simd::pow(V::load_unaligned(x.data() + i), V::load_unaligned(y.data() + i))
+          .store_unaligned(out.data() + i);
+    for (; i < x.size(); ++i) out[i] = nax::simd::pow(x[i], y[i]);
+    return out;
+  });
+  pow_cases::check_clauses<T>([](const std::vector<T>& x, const std::vector<T>& y) {
+    std::vector<T> out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = nax::simd::pow(x[i], y[i]);
+    return out;
+  });
+}
+
+// Elsewhere within the tolerance of the typed layer's pow test (tests/typed/elementwise_math.cpp)
+// of std::pow in long double, negative bases with integer exponents included.
+TEST_CASE_TEMPLATE("pow: random operands within tolerance of std::pow", T, float, double) {
+  const double rel = (std::is_same_v<T, float> ? 2e-6 : 1e-13) * 16;
+  std::uint32_t s = 12345;
+  auto next = [&s](double lo, double hi) {
+    s = s * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (s >> 8) / double(1u << 24);
+  };
+  std::size_t bad = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const T x = static_cast<T>(next(-8, 8));
+    T y = static_cast<T>(next(-8, 8));
+    if (i % 2 == 0) y = std::round(y);  // (a negative x then has a real power)
+    const T want =
+        static_cast<T>(std::pow(static_cast<long double>(x), static_cast<long double>(y)));
+    const T got = nax::simd::pow(x, y);
+    const bool ok = std::isnan(want)   ? std::isnan(got)
+                    : std::isinf(want) ? got == want
+                                       : std::abs(double(got) - double(want)) <=
+                                             rel * std::max(1.0, std::abs(double(want)));
+    if (!ok && bad++ < 3) FAIL_CHECK("pow(", x, ", ", y, ") = ", got, ", want ", double(want));
+  }
+  CHECK(bad == 0);
 }
 
 TEST_CASE_TEMPLATE("max and min: a NaN operand gives NaN; a lane gives the scalar's bits", T, float,

@@ -4,10 +4,12 @@
 
 #include <nax/typed/tensor.hpp>
 
+#include "support/pow_cases.hpp"
 #include "values.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -86,4 +88,65 @@ TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
                  [](long double v) { return double(v > 0 ? v : T(0.1) * T(v)); }, -5, 5, tol);
   check_unary<T>([](const auto& x) { return nax::pow(x, T(1.5)); },
                  [](long double v) { return double(std::pow(v, 1.5L)); }, 0.1, 10, tol * 4);
+}
+
+// pow's special cases (C Annex F, std::pow's), evaluated eagerly: two tensors, a tensor and a
+// scalar exponent, a scalar base and a tensor, and pow within a longer expression.
+TEST_CASE_TEMPLATE("pow: std::pow's special cases (C Annex F), eager", T, float, double) {
+  using n_ax = nax::axis<"n">;
+  auto tensor_of = [](const std::vector<T>& v) {
+    nax::tensor<T, n_ax> t(n_ax{v.size()});
+    std::copy(v.begin(), v.end(), t.data());
+    return t;
+  };
+  auto values_of = [](const nax::tensor<T, n_ax>& t) {
+    return std::vector<T>(t.data(), t.data() + t.size());
+  };
+  SUBCASE("tensor ^ tensor") {
+    pow_cases::check_clauses<T>([&](const std::vector<T>& x, const std::vector<T>& y) {
+      nax::tensor<T, n_ax> z = nax::pow(tensor_of(x), tensor_of(y));
+      return values_of(z);
+    });
+  }
+  SUBCASE("tensor ^ scalar, scalar ^ tensor") {
+    pow_cases::check_clauses<T>([&](const std::vector<T>& x, const std::vector<T>& y) {
+      std::vector<T> out(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {  // (element i of each result)
+        nax::tensor<T, n_ax> a = nax::pow(tensor_of(x), y[i]);
+        nax::tensor<T, n_ax> b = nax::pow(x[i], tensor_of(y));
+        CHECK(pow_cases::same_bits(a.data()[i], b.data()[i]));
+        out[i] = a.data()[i];
+      }
+      return out;
+    });
+  }
+  SUBCASE("within an expression") {  // (* 1 keeps every value's bits, -0 and inf)
+    pow_cases::check_clauses<T>([&](const std::vector<T>& x, const std::vector<T>& y) {
+      nax::tensor<T, n_ax> z = nax::pow(tensor_of(x) * T(1), tensor_of(y)) * T(1);
+      return values_of(z);
+    });
+  }
+}
+
+// Elsewhere within the tolerance above of std::pow in long double, over both operands, negative
+// bases with integer exponents included; the vector bodies and the tails alike.
+TEST_CASE_TEMPLATE("pow: random operands match the scalar reference", T, float, double) {
+  const double rel = tolerance<T>() * 16;
+  for (const auto& size : sizes) {
+    const std::size_t r = size[0], c = size[1];
+    auto x = matrix<T>(r, c, -8, 8, 11);
+    auto y = matrix<T>(r, c, -8, 8, 12);
+    for (std::size_t i = 0; i < y.size(); i += 2) y.data()[i] = std::round(y.data()[i]);
+    nax::tensor<T, row, col> z = nax::pow(x, y);
+    std::size_t wrong = 0;
+    const std::size_t stride = x.size() > 10000 ? 13 : 1;
+    for (std::size_t i = 0; i < x.size(); i += stride) {
+      const T a = x.data()[i], b = y.data()[i];
+      const double want = double(
+          static_cast<T>(std::pow(static_cast<long double>(a), static_cast<long double>(b))));
+      if (!close(z.data()[i], want, rel) && wrong++ < 3)
+        FAIL_CHECK("pow(", a, ", ", b, ") = ", z.data()[i], ", want ", want);
+    }
+    CHECK(wrong == 0);
+  }
 }

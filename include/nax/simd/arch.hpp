@@ -176,10 +176,15 @@ X fma(const X& a, const X& b, const X& c) {
   else
     return std::fma(a, b, c);
 }
-// x^y as e^(y ln|x|): negated for a negative x and an odd integer y, NaN for a negative x and
-// a y neither an integer nor infinite, 0 for x = 0. These are xsimd's pow's rules and its bits
-// (its log and exp, the same operations in the same order), with one difference: y ln|x| is
-// clamped to +-1000 before the exp, and a NaN there is taken aside. xsimd's exp converts its
+// x^y as e^(y ln|x|), then C's special cases (Annex F.10.4.4, std::pow's) as compares and blends
+// on that result: 1 for y = +-0 or x = 1 (a NaN operand too) and for x = -1 with y = +-inf;
+// for x = +-0, +-inf for y < 0 and +-0 for y > 0, the sign x's for an odd integer y and + else;
+// for x < 0, the sign x's for an odd integer y, and NaN for a finite x and a finite non-integer
+// y (x = -inf then gives +0 or +inf, as +inf does); any other NaN operand gives NaN. The value
+// elsewhere is xsimd's pow's bits (its log and exp, the same operations in the same order), with
+// two differences: an odd integer is one whose half is not an integer (xsimd asks whether y - 1
+// is even, and y - 1 rounds to y for |y| >= 2^24 in float: pow(-2, 2^25) gave -inf), and y ln|x|
+// is clamped to +-1000 before the exp, a NaN there taken aside. xsimd's exp converts its
 // argument / ln2 to an integer, which for doubles is a scalar conversion: a huge, infinite or
 // NaN argument made it undefined behaviour (UBSan), though e^t is then +inf, 0 or NaN anyway.
 // A scalar runs the vector body in one lane: std::pow rounds differently, and a scalar (a tail,
@@ -188,17 +193,20 @@ template <class X>
 X pow(const X& x, const X& y) {
   if constexpr (is_vec_v<X>) {
     using T = typename X::value_type;
-    const X zero(T(0));
-    const auto negative = x < zero, is_zero = x == zero;
-    const X t = y * xsimd::log(xsimd::select(is_zero, X(T(2.718281828459045)), xsimd::abs(x)));
+    using lim = std::numeric_limits<T>;
+    const X zero(T(0)), one(T(1)), inf(lim::infinity());
+    const X ax = xsimd::abs(x);
+    const auto y_inf = xsimd::isinf(y), integer = xsimd::is_flint(y);
+    const auto odd = integer && !xsimd::is_flint(y * X(T(0.5)));
+    // (x = +-0: ln 0 = -inf, and t = +-inf gives e^t = +inf for y < 0 and +0 for y > 0.)
+    const X t = y * xsimd::log(ax);
     const auto nan = xsimd::isnan(t);
     // Past +-1000, e^t is +inf or 0 for either type, as it is at +-1000.
     X z = xsimd::exp(xsimd::select(nan, zero, xsimd::min(X(T(1000)), xsimd::max(X(T(-1000)), t))));
     z = xsimd::select(nan, t, z);
-    z = xsimd::select(is_zero, zero, z);
-    z = xsimd::select(xsimd::is_odd(y) && negative, -z, z);
-    return xsimd::select(negative && !(xsimd::is_flint(y) || xsimd::isinf(y)),
-                         X(std::numeric_limits<T>::quiet_NaN()), z);
+    z = xsimd::select(odd, xsimd::copysign(z, x), z);  // (z >= 0 or NaN here)
+    z = xsimd::select(x < zero && ax != inf && !(integer || y_inf), X(lim::quiet_NaN()), z);
+    return xsimd::select(y == zero || x == one || (ax == one && y_inf), one, z);
   } else {
     return simd::pow(vec<X>(x), vec<X>(y)).get(0);  // (qualified: ADL would find xsimd::pow)
   }
@@ -314,4 +322,4 @@ mask<T> select(const mask<T>& m, const mask<T>& a, const mask<T>& b) {
   return logical_or(logical_and(m, a), logical_and(logical_not(m), b));
 }
 
-}  // namespace nax::simd
+}  // namespace nax::NAX_ISA::simd
