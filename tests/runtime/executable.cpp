@@ -197,11 +197,13 @@ TEST_CASE("a failed run leaves the cache as it was") {
     auto ex = g::compile(b, {g::exp(x) * 2.0});
     (void)ex.run({input(2)});
     std::vector<dyn_tensor> out(1);
-    CHECK_THROWS_AS(ex.run(std::vector{input(3)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK_THROWS_AS(ex.run(std::vector<dyn_tensor>{input(3)}, out, fail_to_make, nullptr),
+                    std::bad_alloc);
     CHECK(ex.cached(nax::bindings{{"batch", 3}}) == nullptr);
     CHECK(ex.cached(nax::bindings{{"batch", 2}}) != nullptr);
     CHECK(ex.stats().live == 1);
-    CHECK_THROWS_AS(ex.run(std::vector{input(2)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK_THROWS_AS(ex.run(std::vector<dyn_tensor>{input(2)}, out, fail_to_make, nullptr),
+                    std::bad_alloc);
     CHECK(ex.cached(nax::bindings{{"batch", 2}}) != nullptr);  // it was there before
     // The next run of the failed binding specializes again and gives the right result.
     const dyn_tensor in = input(3);
@@ -220,7 +222,8 @@ TEST_CASE("a failed run leaves the cache as it was") {
     o.bounded = {g::size_policy::bound};
     auto ex = g::compile(b, {g::exp(x) * 2.0}, o);
     std::vector<dyn_tensor> out(1);
-    CHECK_THROWS_AS(ex.run(std::vector{input(3)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK_THROWS_AS(ex.run(std::vector<dyn_tensor>{input(3)}, out, fail_to_make, nullptr),
+                    std::bad_alloc);
     nax::specialization_stats s = ex.stats();
     CHECK(s.live == 0);
     CHECK(s.live_extents == 0);
@@ -228,9 +231,10 @@ TEST_CASE("a failed run leaves the cache as it was") {
     s = ex.stats();
     CHECK(s.live == 1);
     CHECK(s.live_extents == 1);
-    CHECK_THROWS_AS(ex.run(std::vector{input(5)}, out, fail_to_make, nullptr), std::bad_alloc);
+    CHECK_THROWS_AS(ex.run(std::vector<dyn_tensor>{input(5)}, out, fail_to_make, nullptr),
+                    std::bad_alloc);
     s = ex.stats();
-    CHECK(s.live == 1);  // the bucket was there before: it stays
+    CHECK(s.live == 1);          // the bucket was there before: it stays
     CHECK(s.live_extents == 1);  // batch 5's steps are dropped
     (void)ex.run({input(5)});
     CHECK(ex.stats().live_extents == 2);

@@ -1,13 +1,17 @@
 // The hit path of nax::executable (split from executable.cpp, which covers the rest): each
 // thread's last hit must never serve another binding, must see evictions, must keep the cache's
-// LRU order and exact counts, and must hold under threads running different bindings.
+// LRU order and exact counts, and must hold under threads running different bindings; the
+// arenas that threads' run slots keep stay within compile_options::max_kept_arenas.
 #include <nax/exec/thread_pool.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/runtime/specialization.hpp>
 
 #include <atomic>
+#include <barrier>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -17,6 +21,7 @@
 #include <doctest/doctest.h>
 
 #include "reference.hpp"
+#include "support/allocation_counter.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -85,7 +90,106 @@ struct nested_kernel final : nax::graph::external_kernel {
   }
 };
 
+// y = x + 1; the first `gated` runs of the step wait for each other at `all_in` (each on its own
+// thread), so that that many runs hold an arena at once.
+struct gate_kernel final : nax::graph::external_kernel {
+  mutable std::atomic<int> gated{0};
+  std::barrier<>* all_in = nullptr;
+
+  std::string label() const override { return "gate"; }
+  struct step final : nax::kernels::step_kernel {
+    std::uint32_t in, out;
+    std::size_t n;
+    const gate_kernel* owner;
+    step(std::uint32_t i, std::uint32_t o, std::size_t e, const gate_kernel* k)
+        : in(i), out(o), n(e), owner(k) {}
+    void run(void* const* values, std::byte*) const override {
+      const auto* x = static_cast<const float*>(values[in]);
+      auto* y = static_cast<float*>(values[out]);
+      for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + 1;
+      if (owner->gated.fetch_sub(1, std::memory_order_relaxed) > 0)
+        owner->all_in->arrive_and_wait();
+    }
+  };
+  std::unique_ptr<nax::kernels::step_kernel> make(std::span<const std::uint32_t> args,
+                                                  std::uint32_t result,
+                                                  std::span<const shape> shapes) const override {
+    return std::make_unique<step>(args[0], result, shapes[args[0]][0].extent(), this);
+  }
+};
+
 }  // namespace
+
+TEST_CASE("arenas beyond max_kept_arenas are freed when runs end, those in run slots too") {
+  constexpr std::size_t cap = 3, users = 12, batch = 256;
+  auto kernel = std::make_shared<gate_kernel>();
+  std::barrier all_in(static_cast<std::ptrdiff_t>(users));
+  kernel->all_in = &all_in;
+  kernel->gated = static_cast<int>(users);
+  // out = gate(x * 2) * 3: x * 2 and the step's result are intermediates, in the arena.
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"batch"}));
+  const g::value args[] = {x * 2.0};
+  auto y = b.external(kernel, args, shape::make(dtype::f32, {"batch"}));
+  g::compile_options options;
+  options.max_kept_arenas = cap;
+  auto ex = g::compile(b, {y * 3.0}, options);
+  ex.pre_specialize({nax::bindings{{"batch", batch}}});  // (one specialization, one pool)
+  auto input = [](std::size_t who, std::size_t r) {
+    dyn_tensor in(shape::make(dtype::f32, {dim::named("batch", batch)}));
+    for (std::size_t i = 0; i < batch; ++i)
+      in.data<float>()[i] = static_cast<float>((who * 31 + r * 7 + i) % 101);
+    return in;
+  };
+  // Exact in f32: small integers.
+  auto right = [](const dyn_tensor& in, const dyn_tensor& out) {
+    for (std::size_t i = 0; i < batch; ++i)
+      if (out.data<float>()[i] != (in.data<float>()[i] * 2 + 1) * 3) return false;
+    return true;
+  };
+
+  // The first run of each thread waits in its step for all the others': `users` arenas at once.
+  // Then every thread runs free, all starting together, many times.
+  std::atomic<int> failures{0};
+  std::barrier start(static_cast<std::ptrdiff_t>(users));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < users; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t r = 0; r < 60; ++r) {
+        if (r == 1) start.arrive_and_wait();
+        const dyn_tensor ins[] = {input(t, r)};
+        dyn_tensor outs[] = {dyn_tensor(ins[0].shape())};
+        ex.run(ins, outs);
+        if (!right(ins[0], outs[0])) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+
+  const auto spec = ex.cached(nax::bindings{{"batch", batch}});
+  REQUIRE(spec);
+  const nax::runtime::arena_pool& pool = *spec->pool;
+  REQUIRE(spec->arena_bytes > 0);
+  CHECK(pool.max_kept() == cap);
+  CHECK(pool.peak() >= users);  // more than the cap existed at once...
+  CHECK(pool.made() >= users);
+  CHECK(pool.arenas() <= cap);  // ... and the threads' run slots, gone with them, kept no more
+  CHECK(ex.stats().arena_bytes == pool.arenas() * spec->arena_bytes);
+  CHECK(ex.stats().arena_bytes <= cap * spec->arena_bytes);
+
+  // One thread after warm-up: its slot keeps one arena, and a run allocates nothing.
+  const dyn_tensor ins[] = {input(1, 2)};
+  dyn_tensor outs[] = {dyn_tensor(ins[0].shape())};
+  ex.run(ins, outs);
+  ex.run(ins, outs);
+  const std::size_t made = pool.made();
+  const long before = nax_test::allocations.load();
+  for (int r = 0; r < 50; ++r) ex.run(ins, outs);
+  if (NAX_TEST_COUNT_ALLOCATIONS) CHECK(nax_test::allocations.load() == before);
+  CHECK(pool.made() == made);
+  CHECK(right(ins[0], outs[0]));
+  CHECK(pool.arenas() <= cap);
+}
 
 TEST_CASE("a run nested in a step of the same executable leaves the outer run's slot alone") {
   auto kernel = std::make_shared<nested_kernel>();

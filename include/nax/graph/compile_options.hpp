@@ -1,7 +1,7 @@
 #pragma once
 // The options of nax::graph::compile: the cache's size, the passes level 1 runs, what level 2
-// may run side by side and what it may run tile by tile, and how many specializations bounded
-// axes get (docs/bounded.md).
+// may run side by side and what it may run tile by tile, how many specializations bounded
+// axes get (docs/bounded.md), and how many arenas each specialization keeps between runs.
 
 #include <cstddef>
 #include <string>
@@ -98,6 +98,12 @@ struct compile_options {
   std::size_t max_extents_per_specialization = 64;
   /// Whether fused elementwise groups run as native code, and when they are compiled.
   native_options native = {};
+  /// The most arenas (memory for a run's intermediates) each specialization keeps alive between
+  /// runs, those kept in threads' run slots included; 0: max(4, 2 x the hardware threads)
+  /// (runtime::default_max_kept_arenas, runtime/arena_pool.hpp). More concurrent runs than this
+  /// still each get an arena, but one returned while more are alive is freed, not kept: warm runs
+  /// of up to this many threads allocate nothing, and more threads hold no more than this many.
+  std::size_t max_kept_arenas = 0;
 };
 
 }  // namespace nax::graph

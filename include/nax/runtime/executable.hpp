@@ -146,7 +146,8 @@ struct executable::state {
         cache(program, o.max_specializations, specialization_options(),
               o.max_extents_per_specialization) {}
   runtime::specialize_options specialization_options() {
-    return {0, options.parallel_steps, options.pipeline, options.pipeline_tile, &native, &recipe};
+    return {0,       options.parallel_steps, options.pipeline, options.pipeline_tile, &native,
+            &recipe, options.max_kept_arenas};
   }
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> last{0};
@@ -338,6 +339,7 @@ NAX_RUNTIME_INLINE specialization_stats executable::stats() const {
     s.misses += f.misses;
     s.total += f.total;
     s.live += f.live;
+    s.arena_bytes += state_->fixed->pool->bytes() * state_->fixed->pool->arenas();
     if (s.last_specialization_time == decltype(s.last_specialization_time){})
       s.last_specialization_time = f.last_specialization_time;
   }

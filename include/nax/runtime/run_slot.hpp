@@ -4,7 +4,9 @@
 // with no hashing, lock or reference count. The slot holds the specialization strongly: an
 // evicted one is never served from it, but stays alive until this thread's next run replaces it
 // or the thread ends. A run that finds the slot busy (a run nested in a step of the same
-// executable) leases an arena from the specialization's pool instead.
+// executable) leases an arena from the specialization's pool instead. A run that ends while
+// the pool has more arenas alive than it keeps (arena_pool::max_kept) returns its arena to the
+// pool, which frees it, rather than keeping it in the slot.
 
 #include <cstdint>
 #include <memory>
@@ -59,7 +61,12 @@ class run_arena {
   run_arena& operator=(const run_arena&) = delete;
   ~run_arena() {
     if (slot_) {
-      slot_->arena = arena_;
+      // Kept for this thread's next run unless the pool has more arenas alive than it keeps
+      // (more threads running at once than its cap): then returned, to be freed.
+      if (pool_.over_cap())
+        pool_.give_back(arena_);
+      else
+        slot_->arena = arena_;
       slot_->busy = false;
     } else {
       pool_.give_back(arena_);

@@ -96,6 +96,8 @@ struct specialize_options {
   native::tier* native = nullptr;  // the executable's native tier (runtime/native/tier.hpp)
   /// p's recipe (runtime/specialization_recipe.hpp), made once with the program; null: made here.
   const specialization_recipe* recipe = nullptr;
+  /// The most arenas its pool keeps alive between runs (0: default_max_kept_arenas()).
+  std::size_t max_kept_arenas = 0;
 };
 
 /// Specializes `p` for `b`, which binds every dynamic axis of p's inputs. nax::shape_error if
@@ -433,8 +435,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<specialization> specialize(const graph::progr
   }
 
   specialization* self = s.get();
-  s->pool =
-      std::make_unique<arena_pool>(plan.arena_bytes, n, [self](arena& a) { self->lay_out(a); });
+  s->pool = std::make_unique<arena_pool>(
+      plan.arena_bytes, n, [self](arena& a) { self->lay_out(a); }, o.max_kept_arenas);
   return s;
 }
 

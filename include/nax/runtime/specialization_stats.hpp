@@ -23,7 +23,8 @@ struct specialization_stats {
   std::size_t extent_hits = 0;    // runs whose real extents had their steps
   std::size_t extent_misses = 0;  // ... that made them
   std::size_t live_extents = 0;   // extents whose steps are held now
-  /// The bytes of the arenas the live specializations hold (each run at a time needs one).
+  /// The bytes of the arenas the live specializations hold now (each run at a time needs one;
+  /// once runs finish, at most graph::compile_options::max_kept_arenas per specialization).
   std::size_t arena_bytes = 0;
   // The native tier (graph::native_policy, docs/native.md): the native kernels this
   // executable's fused groups asked for, by state (two groups with one program share one).
