@@ -1,5 +1,7 @@
 // An aggregation over v's in-edges of v's own value (the same on every in-edge).
-// expect: gnn_aggregation_of_a_per_node_value<nax::gnn::node_scope>
+// expect: gnn_aggregation_of_a_per_node_value<
+// expect: gnn::node_scope>
+// (the type is nax::isa_<instruction set>::...: docs/architecture.md, "Namespaces")
 #include <nax/gnn/vertex.hpp>
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // A vertex program that returns a per-edge value (the source's row plus v's own) without
 // aggregating it over v's in-edges.
-// expect: gnn_per_edge_value_used_as_node_value_aggregate_it_first<nax::gnn::edge_scope>
+// expect: gnn_per_edge_value_used_as_node_value_aggregate_it_first<
+// expect: gnn::edge_scope>
+// (the type is nax::isa_<instruction set>::...: docs/architecture.md, "Namespaces")
 #include <nax/gnn/vertex.hpp>
 
 #include <cstdint>

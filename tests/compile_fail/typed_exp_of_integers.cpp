@@ -1,5 +1,7 @@
 // exp of an integer tensor.
-// expect: op_needs_floating_point_elements<nax::ops::exp, int>
+// expect: op_needs_floating_point_elements<
+// expect: ops::exp, int>
+// (the type is nax::isa_<instruction set>::...: docs/architecture.md, "Namespaces")
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/tensor.hpp>
 

@@ -1,5 +1,7 @@
 // float + double without a cast.
-// expect: operands_have_different_element_types_use_nax_cast<nax::ops::add, float, double>
+// expect: operands_have_different_element_types_use_nax_cast<
+// expect: ops::add, float, double>
+// (the type is nax::isa_<instruction set>::...: docs/architecture.md, "Namespaces")
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/tensor.hpp>
 
