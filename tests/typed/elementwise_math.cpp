@@ -114,7 +114,10 @@ TEST_CASE_TEMPLATE("pow: std::pow's special cases (C Annex F), eager", T, float,
       for (std::size_t i = 0; i < x.size(); ++i) {  // (element i of each result)
         nax::tensor<T, n_ax> a = nax::pow(tensor_of(x), y[i]);
         nax::tensor<T, n_ax> b = nax::pow(x[i], tensor_of(y));
-        CHECK(pow_cases::same_bits(a.data()[i], b.data()[i]));
+        // The same bits, or NaN both: which operand's NaN a product of two passes on (its sign
+        // and payload) is the compiler's choice, and clang -O3 folds a scalar side differently.
+        CHECK((pow_cases::same_bits(a.data()[i], b.data()[i]) ||
+               (std::isnan(a.data()[i]) && std::isnan(b.data()[i]))));
         out[i] = a.data()[i];
       }
       return out;
