@@ -61,16 +61,22 @@ struct bounded_sizes {
 enum class native_policy {
   automatic,   // NAX_NATIVE's value (off, background or eager) if it is set, else background
   off,         // the interpreter only
-  background,  // the interpreter until a group's step has run `after_runs` times; then compiled
-               // (or loaded from the disk cache) on a background thread, and native from the
-               // first run after it is ready. Never blocks a run.
+  background,  // the interpreter until a group's step has run `after_runs` times and spent
+               // `after_seconds` in the interpreter; then compiled (or loaded from the disk
+               // cache) on a background thread, and native from the first run after it is
+               // ready. Never blocks a run.
   eager,       // compiled or loaded when a specialization is made, which waits for it
 };
 
 struct native_options {
   native_policy policy = native_policy::automatic;
-  /// Under background: the runs of a group's step before it is compiled (0: at once).
+  /// Under background: the runs of a group's step before it is compiled (0: at once, whatever
+  /// after_seconds says)...
   std::size_t after_runs = 16;
+  /// ... and the wall time those runs must have spent in the interpreter, in seconds (0: the
+  /// runs alone decide). Negative: NAX_NATIVE_AFTER_MS if it is set, else 3 s (docs/native.md:
+  /// a program that runs for a few seconds never starts the compiler).
+  double after_seconds = -1;
 };
 
 struct compile_options {

@@ -4,12 +4,14 @@
 // while other threads run, and stats() and to_dot() say which groups run native.
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
+#include <nax/runtime/native/tier.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/tensor.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -26,6 +28,7 @@ using nax::dtype;
 using nax::dyn_tensor;
 using nax::shape;
 namespace ops = nax::ops;
+namespace native = nax::runtime::native;
 
 namespace {
 
@@ -120,9 +123,10 @@ std::size_t fused_groups(const nax::executable& e) {
   return n;
 }
 
-g::compile_options with(g::native_policy p, std::size_t after_runs = 16) {
+// (No time threshold unless asked: the runs alone decide, as the tests' checks need.)
+g::compile_options with(g::native_policy p, std::size_t after_runs = 16, double after_seconds = 0) {
   g::compile_options o;
-  o.native = {p, after_runs};
+  o.native = {p, after_runs, after_seconds};
   return o;
 }
 
@@ -246,6 +250,54 @@ TEST_CASE("background: a group asks for its kernel after `after_runs` runs, neve
   CHECK(s.native_pending == 0);
   CHECK(same_bits(e.run(in)[0], want));
   CHECK(e.to_dot({{"batch", 100}}).find("fused_elementwise, native") != std::string::npos);
+}
+
+TEST_CASE("background: a group is compiled only once its runs have spent after_seconds") {
+  g::builder b;
+  const g::value x = b.parameter("x", shape::make(dtype::f32, {"batch", h}));
+  const g::value y = g::exp(x * 0.5 - 0.125) * x + 2.0;  // (a program of its own)
+  const std::vector<dyn_tensor> in = {
+      dyn_tensor(shape::make(dtype::f32, {dim::named("batch", 64), h}))};
+  {  // The defaults (16 runs, 3 s): a short program never asks, so never starts the compiler.
+    g::compile_options o;
+    o.native.policy = g::native_policy::background;
+    CHECK(o.native.after_runs == 16);
+    CHECK(o.native.after_seconds < 0);  // (NAX_NATIVE_AFTER_MS, else default_after_seconds)
+    CHECK(native::default_after_seconds == 3.0);
+    if (std::getenv("NAX_NATIVE_AFTER_MS") == nullptr)
+      CHECK(native::environment_after_seconds() == native::default_after_seconds);
+    auto e = g::compile(b, {y}, o);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i) e.run(in);
+    const nax::specialization_stats s = e.stats();
+    if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2500))
+      CHECK(s.native_ready + s.native_pending + s.native_failed == 0);
+  }
+  {  // Many runs, but not the time: not asked for.
+    auto e = g::compile(b, {y}, with(g::native_policy::background, 1, 3600));
+    for (int i = 0; i < 100; ++i) e.run(in);
+    const nax::specialization_stats s = e.stats();
+    CHECK(s.native_ready + s.native_pending + s.native_failed == 0);
+  }
+  {  // The time reached (and the runs): asked for, after at least that much interpreting.
+    auto e = g::compile(b, {y}, with(g::native_policy::background, 4, 0.05));
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::seconds(60);
+    int runs = 0;
+    auto asked = [&] {
+      const nax::specialization_stats s = e.stats();
+      return s.native_ready + s.native_pending + s.native_failed != 0;
+    };
+    while (!asked() && std::chrono::steady_clock::now() < deadline) {
+      e.run(in);
+      ++runs;
+    }
+    REQUIRE(asked());
+    CHECK(runs >= 4);
+    CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(50));
+    e.wait_native();
+    CHECK(e.stats().native_ready == 1);
+  }
 }
 
 TEST_CASE("runs on several threads stay right while the kernel is swapped in") {

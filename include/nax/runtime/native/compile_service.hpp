@@ -8,6 +8,12 @@
 // It never blocks a run and never fails one: a missing compiler, a failed compilation or a
 // rejected cache entry leaves the kernel `failed` (the interpreter keeps running it), with one
 // message on stderr (and in messages()).
+//
+// Stopping (stop(), the destructor, the process's exit) is prompt and leaves nothing behind: no
+// compiler starts once it has begun, the running one is killed with its whole process group
+// (compiler_processes), its temporary files are removed, and nothing is said (a stop is not a
+// failure). The worker also removes, when it starts, temporary files of this scheme older than
+// an hour that another process left in the cache directory (disk_cache::remove_stale_scratch).
 
 #include <atomic>
 #include <condition_variable>
@@ -26,6 +32,7 @@
 #include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
 #include <nax/kernels/elementwise/native_block.hpp>
+#include <nax/runtime/native/compiler.hpp>
 #include <nax/runtime/native/disk_cache.hpp>
 #include <nax/runtime/native/toolchain.hpp>
 
@@ -52,11 +59,15 @@ struct service_counts {
 
 class compile_service {
  public:
+  /// Temporary files of the cache's scheme older than this are another process's leftovers.
+  static constexpr double stale_scratch_seconds = 3600;
+
   /// A service compiling with toolchain t into the cache directory `cache_dir` (empty: a private
   /// temporary directory, removed when the service stops). `quiet`: messages are kept for
   /// messages() but not printed.
   NAX_RUNTIME_INLINE compile_service(toolchain t, std::string cache_dir, bool quiet = false);
-  /// Stops the worker: a compiler still running is killed, queued kernels fail.
+  /// Stops the worker: a compiler still running is killed with its process group, queued kernels
+  /// fail, silently.
   NAX_RUNTIME_INLINE ~compile_service();
   compile_service(const compile_service&) = delete;
   compile_service& operator=(const compile_service&) = delete;
@@ -110,8 +121,9 @@ class compile_service {
   service_counts counts_;
   bool stopping_ = false, said_unavailable_ = false;
   bool prelude_tried_ = false;        // the worker's
+  bool stale_removed_ = false;        // the worker's
   std::vector<std::string> prelude_;  // the worker's: flags that use the precompiled prelude
-  std::atomic<pid_t> child_{0};
+  compiler_processes processes_;  // the compiler running, and whether any may start
   std::thread worker_;
 };
 
@@ -165,7 +177,7 @@ NAX_RUNTIME_INLINE void compile_service::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (const pid_t pid = child_.load(); pid > 0) ::kill(pid, SIGKILL);
+  processes_.stop();  // (no compiler starts from here on; the running one's group is killed)
   if (worker_.joinable()) worker_.join();
   std::deque<std::shared_ptr<native_kernel>> left;
   {
@@ -212,7 +224,7 @@ NAX_RUNTIME_INLINE void compile_service::after_fork_in_child() {
   new (&mutex_) std::mutex();
   new (&changed_) std::condition_variable();
   new (&worker_) std::thread();
-  child_.store(0);
+  processes_.after_fork_in_child();
   temporary_dir_.clear();  // the parent's, which removes it
   for (const auto& [key, k] : kernels_)
     if (k->state.load() == kernel_state::queued &&
@@ -299,6 +311,10 @@ NAX_RUNTIME_INLINE void compile_service::finish(native_kernel& k, kernels::nativ
 }
 
 NAX_RUNTIME_INLINE void compile_service::work() {
+  if (!stale_removed_) {  // (the worker's alone; once per service, not per fork)
+    stale_removed_ = true;
+    cache_->remove_stale_scratch(stale_scratch_seconds);
+  }
   for (;;) {
     std::shared_ptr<native_kernel> k;
     {
@@ -346,13 +362,13 @@ NAX_RUNTIME_INLINE void compile_service::build(native_kernel& k) {
   if (!prelude_tried_) {  // (the worker's alone)
     prelude_tried_ = true;
     std::string message;
-    prelude_ = prelude_flags(toolchain_, *cache_, message, &child_);
+    prelude_ = prelude_flags(toolchain_, *cache_, message, &processes_);
     if (!message.empty()) say(message);
   }
-  compile_result r = compile_shared_object(toolchain_, source, object, log, prelude_, &child_);
-  if (!r.ok && !prelude_.empty()) {  // (a prelude the compiler refuses: without it)
+  compile_result r = compile_shared_object(toolchain_, source, object, log, prelude_, &processes_);
+  if (!r.ok && !r.stopped && !prelude_.empty()) {  // (a prelude the compiler refuses: without it)
     prelude_.clear();
-    r = compile_shared_object(toolchain_, source, object, log, {}, &child_);
+    r = compile_shared_object(toolchain_, source, object, log, {}, &processes_);
   }
   std::string error;
   kernels::native::block_fn fn = nullptr;
@@ -369,12 +385,7 @@ NAX_RUNTIME_INLINE void compile_service::build(native_kernel& k) {
     ::unlink(source.c_str());
     return finish(k, fn, {});
   }
-  bool stopped = false;
-  {
-    std::lock_guard lock(mutex_);
-    stopped = stopping_;
-  }
-  if (!stopped) {
+  if (!r.stopped && !processes_.stopped()) {
     // Keep the source for whoever reads the message.
     const std::string kept = cache_->dir() + "/failed-" + k.key + ".cpp";
     ::rename(source.c_str(), kept.c_str());
@@ -384,7 +395,7 @@ NAX_RUNTIME_INLINE void compile_service::build(native_kernel& k) {
   } else {
     ::unlink(source.c_str());
   }
-  finish(k, nullptr, error.empty() ? "the native tier stopped" : error);
+  finish(k, nullptr, r.stopped || error.empty() ? "the native tier stopped" : error);
 }
 
 }  // namespace nax::runtime::native

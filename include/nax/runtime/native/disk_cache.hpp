@@ -39,8 +39,17 @@ class disk_cache {
   NAX_RUNTIME_INLINE std::string store(const std::string& key, const std::string& built,
                                        std::string& error, const char* ext = ".so") const;
 
-  /// A path in the directory for a file of `key` that no other thread or process uses.
+  /// A path in the directory for a file of `key` that no other thread or process uses:
+  /// `tmp-<key>-<process id>-<count><suffix>`.
   NAX_RUNTIME_INLINE std::string scratch_path(const std::string& key, const char* suffix) const;
+
+  /// Whether `name` (a file name, no directory) is one scratch_path makes.
+  NAX_RUNTIME_INLINE static bool is_scratch_name(const std::string& name);
+
+  /// Removes the scratch files (is_scratch_name: no other file) of this user in the directory
+  /// last modified more than `seconds` ago: what a process killed while it compiled left behind.
+  /// The number removed.
+  NAX_RUNTIME_INLINE std::size_t remove_stale_scratch(double seconds) const;
 
   /// The path of key's object, and of its record (whether or not they exist).
   std::string object_path(const std::string& key, const char* ext = ".so") const {
@@ -61,14 +70,18 @@ class disk_cache {
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <atomic>
 #include <cerrno>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -197,6 +210,51 @@ NAX_RUNTIME_INLINE std::string disk_cache::scratch_path(const std::string& key,
   std::ostringstream s;
   s << dir_ << "/tmp-" << key << "-" << ::getpid() << "-" << counter.fetch_add(1) << suffix;
   return s.str();
+}
+
+NAX_RUNTIME_INLINE bool disk_cache::is_scratch_name(const std::string& name) {
+  // tmp-<key: [0-9a-z-]+>-<digits>-<digits><one of the suffixes the native tier uses>
+  std::string_view n(name);
+  if (!n.starts_with("tmp-")) return false;
+  n.remove_prefix(4);
+  bool suffixed = false;
+  for (std::string_view suffix : {".sum.tmp", ".hpp.gch", ".cpp", ".so", ".log", ".hpp", ".pch"})
+    if (n.ends_with(suffix)) {
+      n.remove_suffix(suffix.size());
+      suffixed = true;
+      break;
+    }
+  if (!suffixed) return false;
+  for (int number = 0; number < 2; ++number) {  // the count, then the process id
+    const std::size_t dash = n.rfind('-');
+    if (dash == std::string_view::npos || dash + 1 == n.size()) return false;
+    for (char c : n.substr(dash + 1))
+      if (c < '0' || c > '9') return false;
+    n = n.substr(0, dash);
+  }
+  if (n.empty()) return false;
+  for (char c : n)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-')) return false;
+  return true;
+}
+
+NAX_RUNTIME_INLINE std::size_t disk_cache::remove_stale_scratch(double seconds) const {
+  if (!problem_.empty()) return 0;
+  DIR* d = ::opendir(dir_.c_str());
+  if (d == nullptr) return 0;
+  const std::time_t now = std::time(nullptr);
+  std::size_t removed = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (!is_scratch_name(name)) continue;
+    const std::string path = dir_ + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    if (static_cast<double>(now - st.st_mtime) > seconds && ::unlink(path.c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
 }
 
 }  // namespace nax::runtime::native

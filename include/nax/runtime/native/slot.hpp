@@ -1,11 +1,14 @@
 #pragma once
 // A fused step's place in the native tier: its program and plan give the source of its native
-// kernel, asked for from the step's tier once the step is hot (after_runs runs) or at once; the
-// step then reads the kernel's block function on each run, without a lock, and hands it to the
-// elementwise kernel in place of the interpreter's instructions.
+// kernel, asked for from the step's tier once the step is hot (after_runs runs that spent
+// after_seconds in the interpreter, both counted here) or at once; the step then reads the
+// kernel's block function on each run, without a lock, and hands it to the elementwise kernel in
+// place of the interpreter's instructions.
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,18 +29,31 @@ class slot {
               const kernels::elementwise_plan& plan) {
     if (!t.enabled() || program.outputs.size() > kernels::detail::ew_native_outputs) return;
     tier_ = &t;
-    if (t.after_runs() == 0) request(program, plan);
+    if (t.after_runs() == 0) {  // (then after_nanoseconds() is 0 too)
+      requested_.store(true, std::memory_order_relaxed);
+      request(program, plan);
+    }
   }
 
-  /// The block function once it is ready, else nullptr: then the run counts towards asking for
-  /// it.
-  kernels::native::block_fn function(const kernels::elementwise_program& program,
-                                     const kernels::elementwise_plan& plan) const {
+  /// Calls body(the block function once it is ready, else nullptr). Until the kernel is asked
+  /// for, a run with nullptr (the interpreter) is counted and timed towards asking for it.
+  template <class Body>
+  void run(const kernels::elementwise_program& program, const kernels::elementwise_plan& plan,
+           Body&& body) const {
     if (const native_kernel* k = kernel_.load(std::memory_order_acquire))
-      return k->fn.load(std::memory_order_acquire);
-    if (tier_ && runs_.fetch_add(1, std::memory_order_relaxed) + 1 == tier_->after_runs())
+      return body(k->fn.load(std::memory_order_acquire));
+    if (tier_ == nullptr || requested_.load(std::memory_order_relaxed)) return body(nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    body(nullptr);
+    const auto spent = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                             start)
+            .count());
+    const std::size_t runs = runs_.fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::uint64_t ns = interpreted_ns_.fetch_add(spent, std::memory_order_relaxed) + spent;
+    if (runs >= tier_->after_runs() && ns >= tier_->after_nanoseconds() &&
+        !requested_.exchange(true, std::memory_order_relaxed))
       request(program, plan);
-    return nullptr;
   }
 
   /// Whether the native kernel runs.
@@ -62,6 +78,8 @@ class slot {
 
   tier* tier_ = nullptr;
   mutable std::atomic<std::size_t> runs_{0};
+  mutable std::atomic<std::uint64_t> interpreted_ns_{0};  // the runs' time in the interpreter
+  mutable std::atomic<bool> requested_{false};
   mutable std::atomic<const native_kernel*> kernel_{nullptr};
 };
 

@@ -4,6 +4,7 @@
 // the process's (compile_service.hpp): two executables with the same group share one.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,8 +30,10 @@ class tier {
 
   graph::native_policy policy() const noexcept { return policy_; }
   bool enabled() const noexcept { return policy_ != graph::native_policy::off; }
-  /// Runs of a step before it asks for its kernel (0 under eager).
+  /// Runs of a step before it asks for its kernel (0 under eager)...
   std::size_t after_runs() const noexcept { return after_runs_; }
+  /// ... and the nanoseconds they must have spent in the interpreter (0 under eager).
+  std::uint64_t after_nanoseconds() const noexcept { return after_ns_; }
 
   /// The kernel of `source` (kept alive by the tier); under eager, ready or failed on return.
   NAX_RUNTIME_INLINE const native_kernel* request(std::string source);
@@ -41,6 +44,7 @@ class tier {
  private:
   graph::native_policy policy_;
   std::size_t after_runs_;
+  std::uint64_t after_ns_;
   NAX_RUNTIME_INLINE compile_service& service();
 
   compile_service* service_;
@@ -50,6 +54,13 @@ class tier {
 
 /// NAX_NATIVE's policy: "off", "background" or "eager" (anything else, or unset: background).
 NAX_RUNTIME_INLINE graph::native_policy environment_policy();
+
+/// The interpreted time before a group is compiled when native_options::after_seconds is left
+/// negative (docs/native.md, "When a group is compiled", for the measurements behind it).
+inline constexpr double default_after_seconds = 3.0;
+
+/// NAX_NATIVE_AFTER_MS in seconds if it is set to a number (>= 0), else default_after_seconds.
+NAX_RUNTIME_INLINE double environment_after_seconds();
 
 }  // namespace nax::runtime::native
 
@@ -68,10 +79,24 @@ NAX_RUNTIME_INLINE graph::native_policy environment_policy() {
   return graph::native_policy::background;
 }
 
+NAX_RUNTIME_INLINE double environment_after_seconds() {
+  if (const char* v = std::getenv("NAX_NATIVE_AFTER_MS"); v && *v) {
+    char* end = nullptr;
+    const double ms = std::strtod(v, &end);
+    if (end != v && *end == '\0' && ms >= 0) return ms / 1000;
+  }
+  return default_after_seconds;
+}
+
 NAX_RUNTIME_INLINE tier::tier(graph::native_options o, compile_service* service)
     : policy_(o.policy == graph::native_policy::automatic ? environment_policy() : o.policy),
       after_runs_(policy_ == graph::native_policy::eager ? 0 : o.after_runs),
-      service_(service) {}
+      after_ns_(0),
+      service_(service) {
+  if (policy_ == graph::native_policy::eager || after_runs_ == 0) return;  // (0 runs: at once)
+  const double seconds = o.after_seconds < 0 ? environment_after_seconds() : o.after_seconds;
+  after_ns_ = static_cast<std::uint64_t>(std::min(seconds, 1e9) * 1e9);
+}
 
 NAX_RUNTIME_INLINE compile_service& tier::service() {
   std::lock_guard lock(mutex_);

@@ -65,15 +65,15 @@ class fused_elementwise_step final : public kernels::step_kernel, public arena_a
     if (outs_.size() > inline_pointers) out = (out_big.resize(outs_.size()), out_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
     for (std::size_t o = 0; o < outs_.size(); ++o) out[o] = values[outs_[o]];
-    kernels::run_elementwise(plan_, in, out, native_function());
+    native_.run(program_, plan_, [&](kernels::native::block_fn fn) {
+      kernels::run_elementwise(plan_, in, out, fn);
+    });
   }
 
   void attach(native::tier& t) { native_.attach(t, program_, plan_); }
   bool native() const { return native_.native(); }
 
  private:
-  kernels::native::block_fn native_function() const { return native_.function(program_, plan_); }
-
   kernels::elementwise_program program_;
   kernels::elementwise_plan plan_;
   std::vector<graph::value_index> args_, outs_;

@@ -49,8 +49,9 @@ class fused_reduce_step final : public kernels::step_kernel, public arena_alloca
     const void** in = in_small;
     if (args_.size() > inline_pointers) in = (in_big.resize(args_.size()), in_big.data());
     for (std::size_t i = 0; i < args_.size(); ++i) in[i] = values[args_[i]];
-    kernels::run_fused_reduce(plan_, in, values[result_],
-                              native_.function(program_, plan_.program));
+    native_.run(program_, plan_.program, [&](kernels::native::block_fn fn) {
+      kernels::run_fused_reduce(plan_, in, values[result_], fn);
+    });
   }
 
   void attach(native::tier& t) { native_.attach(t, program_, plan_.program); }
