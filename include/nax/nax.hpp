@@ -37,6 +37,7 @@
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>
+#include <nax/typed/fields.hpp>
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/one_hot.hpp>
@@ -61,6 +62,7 @@
 #include <nax/runtime/trace.hpp>
 
 // jit: the typed front end of the runtime
+#include <nax/jit/fields_input.hpp>
 #include <nax/jit/jit.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>

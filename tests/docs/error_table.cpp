@@ -43,6 +43,24 @@ using model = nax::axis<"model">;
 using heads = nax::axis<"heads", 3>;
 using hd = nax::axis<"hd", 4>;
 
+// The struct of parameters of the rows *-fields-*.
+struct layer {
+  nax::tensor<float, k_ax> w;
+  NAX_FIELDS(w)
+};
+struct net {
+  std::vector<layer> layers;
+  NAX_FIELDS(layers)
+};
+net make_net(std::size_t layers, std::size_t k = 4) {
+  net n;
+  for (std::size_t i = 0; i < layers; ++i) {
+    n.layers.push_back({nax::tensor<float, k_ax>(k_ax(k))});
+    n.layers.back().w.fill(0);
+  }
+  return n;
+}
+
 const float nan = std::numeric_limits<float>::quiet_NaN();
 const float inf = std::numeric_limits<float>::infinity();
 
@@ -743,6 +761,37 @@ std::map<std::string, std::function<void()>> make_cases() {
     const nax::optim::adamw opt{};
     auto state = opt.init(w);
     opt.step(w, grad, state);
+  };
+  c["optim-fields-shape"] = [] {
+    net w = make_net(2), grad = make_net(2);
+    grad.layers[1].w = nax::tensor<float, k_ax>(k_ax{5});
+    const nax::optim::adamw opt{};
+    auto state = opt.init(w);
+    opt.step(w, grad, state);
+  };
+  c["optim-fields-size"] = [] {
+    net w = make_net(2);
+    const net grad = make_net(1);
+    const nax::optim::adamw opt{};
+    auto state = opt.init(w);
+    opt.step(w, grad, state);
+  };
+  c["jit-fields-size"] = [] {
+    auto f = nax::jit([](const auto& p) { return nax::sum<k_ax>(p.layers[0].w + p.layers[1].w); },
+                      nax::input(make_net(2)));
+    (void)f(make_net(3));
+  };
+  c["npz-fields-missing"] = [] {
+    current_file = temp_file("fields_missing.npz");
+    nax::save_npz(current_file, make_net(2));
+    net more = make_net(3);
+    nax::load_npz(current_file, more);
+  };
+  c["npz-fields-extra"] = [] {
+    current_file = temp_file("fields_extra.npz");
+    nax::save_npz(current_file, make_net(2));
+    net fewer = make_net(1);
+    nax::load_npz(current_file, fewer);
   };
   c["csr-node"] = [] {
     const std::int32_t src[] = {0, 5}, dst[] = {1, 2};

@@ -1,9 +1,13 @@
 // .npz files: named sets of tensors round trip, in order; one read by name as a typed tensor; an
 // archive with ZIP64 fields as np.savez writes them; every bad archive an io_error naming the
 // file and what is wrong; and, where NumPy is installed, files NumPy wrote read by nax and the
-// other way round.
+// other way round. A struct of parameters (NAX_FIELDS) round trips by field path, and one that
+// does not match the file is an io_error naming the tensor.
 #include <nax/io/npz.hpp>
 
+#include <array>
+#include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -245,4 +249,89 @@ TEST_CASE("NumPy reads what nax writes, and nax what NumPy writes (where NumPy i
   CHECK(all[1].value.dtype() == nax::dtype::boolean);
   std::remove(ours.c_str());
   std::remove(theirs.c_str());
+}
+
+namespace {
+
+using layer_axis = nax::axis<"layer_n">;
+
+struct layer {
+  nax::tensor<float, in, out> w;
+  nax::tensor<double, layer_axis> scale;
+  NAX_FIELDS(w, scale)
+};
+struct model {
+  std::vector<layer> layers;
+  std::array<nax::tensor<float, out>, 2> heads;
+  NAX_FIELDS(layers, heads)
+};
+
+model make_model(std::size_t layers, double seed) {
+  model m;
+  m.layers.resize(layers);
+  for (layer& l : m.layers) l.scale = nax::tensor<double, layer_axis>{layer_axis(3)};
+  nax::for_each_field(m, [&](std::string_view, auto& t) {
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = std::sin(seed += 0.1);
+  });
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("npz: a struct of parameters saves by field path and loads back bit for bit") {
+  const std::string path = temp("fields.npz");
+  const model m = make_model(2, 0);
+  nax::save_npz(path, m);
+  std::vector<std::string> names;
+  for (const auto& e : nax::io::load_npz(path)) names.push_back(e.name);
+  CHECK(names == std::vector<std::string>{"layers.0.w", "layers.0.scale", "layers.1.w",
+                                          "layers.1.scale", "heads.0", "heads.1"});
+  model back;
+  back.layers.resize(2);
+  nax::load_npz(path, back);
+  std::size_t k = 0;
+  std::vector<std::vector<std::byte>> bytes;
+  nax::for_each_field(m, [&](std::string_view, const auto& t) {
+    const auto* p = reinterpret_cast<const std::byte*>(t.data());
+    bytes.emplace_back(p, p + t.size() * sizeof(*t.data()));
+  });
+  nax::for_each_field(back, [&](std::string_view at, const auto& t) {
+    INFO(at);
+    const auto* p = reinterpret_cast<const std::byte*>(t.data());
+    CHECK(std::vector<std::byte>(p, p + t.size() * sizeof(*t.data())) == bytes[k++]);
+  });
+  CHECK(k == bytes.size());
+  CHECK(back.layers[1].scale.extents().extent(0) == 3);  // a dynamic extent, from the file
+  std::remove(path.c_str());
+}
+
+TEST_CASE("npz: a struct that does not match the file is an io_error naming the tensor, and "
+          "keeps its values") {
+  const std::string path = temp("fields_bad.npz");
+  nax::save_npz(path, make_model(2, 0));
+  model more = make_model(3, 5);
+  const float before = more.layers[0].w.data()[0];
+  CHECK_THROWS_WITH_AS(nax::load_npz(path, more),
+                       ("nax::load_npz: '" + path +
+                        "' has no tensor 'layers.2.w', which the struct has").c_str(),
+                       nax::io_error);
+  CHECK(more.layers[0].w.data()[0] == before);  // nothing was loaded
+  model fewer = make_model(1, 5);
+  CHECK_THROWS_WITH_AS(nax::load_npz(path, fewer),
+                       ("nax::load_npz: '" + path +
+                        "' has tensors the struct has not: 'layers.1.scale', 'layers.1.w'")
+                           .c_str(),
+                       nax::io_error);
+  // An entry of another element type names the entry's path.
+  nax::io::save_npz(path, {{"layers.0.w", nax::io::to_dyn(nax::tensor<double, in, out>{})},
+                           {"layers.0.scale", nax::io::to_dyn(fewer.layers[0].scale)},
+                           {"heads.0", nax::io::to_dyn(fewer.heads[0])},
+                           {"heads.1", nax::io::to_dyn(fewer.heads[1])}});
+  CHECK_THROWS_AS(nax::load_npz(path, fewer), nax::io_error);
+  try {
+    nax::load_npz(path, fewer);
+  } catch (const nax::io_error& e) {
+    CHECK(std::string(e.what()).find(path + ":layers.0.w") != std::string::npos);
+  }
+  std::remove(path.c_str());
 }

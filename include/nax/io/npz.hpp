@@ -6,17 +6,27 @@
 //     std::vector<nax::io::named_tensor> all = nax::io::load_npz("mlp.npz");   // in file order
 //     auto w1 = nax::io::load_npz<float, in, hid>("mlp.npz", "w1");            // one, typed
 //
+// A struct of parameters (typed/fields.hpp) saves and loads whole, each tensor named by its field
+// path (`layers.1.attn.wq`):
+//
+//     nax::save_npz("gpt.npz", params);
+//     nax::load_npz("gpt.npz", params);   // every tensor, or (on an error) none
+//
 // A bad file is an io_error naming it and what is wrong (the archive's structure, an entry's
 // CRC, a compressed entry, a missing name, the .npy inside: io/npy.hpp).
 
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <nax/core/isa.hpp>
 #include <nax/io/npy.hpp>
 #include <nax/io/zip.hpp>
+#include <nax/typed/fields.hpp>
 
 namespace nax::NAX_ISA::io {
 
@@ -80,3 +90,52 @@ tensor<T, Axes...> load_npz(const std::string& path, const std::string& name) {
 }
 
 }  // namespace nax::io
+
+namespace nax::NAX_ISA {
+
+/// Writes every tensor of params to the .npz file `path`, named by its field path.
+template <field_struct P>
+void save_npz(const std::string& path, const P& params) {
+  std::vector<io::named_tensor> all;
+  for_each_field(params, [&](std::string_view name, const auto& t) {
+    all.push_back({std::string(name), io::to_dyn(t)});
+  });
+  io::save_npz(path, all);
+}
+
+/// Reads every tensor of params from the .npz file `path` by its field path. A tensor the file
+/// lacks, one it holds that params has not, or one of another element type or extents is a
+/// nax::io_error naming it; then params is left as it was.
+template <field_struct P>
+void load_npz(const std::string& path, P& params) {
+  std::map<std::string, dyn_tensor, std::less<>> entries;
+  for (io::named_tensor& e : io::load_npz(path)) entries.emplace(e.name, std::move(e.value));
+  // Decoded into a copy of the tensors first, so that an error loses nothing.
+  std::vector<std::pair<void*, void (*)(void*, void*)>> moves;
+  std::vector<std::shared_ptr<void>> loaded;
+  for_each_field(params, [&](std::string_view name, auto& t) {
+    using X = std::remove_cvref_t<decltype(t)>;
+    const auto it = entries.find(name);
+    if (it == entries.end())
+      nax::detail::throw_io_error("nax::load_npz: '", path, "' has no tensor '", name,
+                                  "', which the struct has");
+    auto typed = [&]<class T, class... A>(const tensor<T, A...>*) {
+      return std::make_shared<X>(io::detail::as_typed<T, A...>(
+          it->second, path + ":" + std::string(name), "load_npz"));
+    }(static_cast<const X*>(nullptr));
+    moves.emplace_back(&t, [](void* to, void* from) {
+      *static_cast<X*>(to) = std::move(*static_cast<X*>(from));
+    });
+    loaded.push_back(std::move(typed));
+    entries.erase(it);
+  });
+  if (!entries.empty()) {
+    std::string extra;
+    for (const auto& [name, value] : entries) extra += (extra.empty() ? "'" : ", '") + name + "'";
+    nax::detail::throw_io_error("nax::load_npz: '", path, "' has tensors the struct has not: ",
+                                extra);
+  }
+  for (std::size_t k = 0; k < moves.size(); ++k) moves[k].second(moves[k].first, loaded[k].get());
+}
+
+}  // namespace nax::NAX_ISA

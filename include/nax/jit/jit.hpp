@@ -33,6 +33,7 @@
 #include <nax/core/shape_of.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/program.hpp>
+#include <nax/jit/fields_input.hpp>
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
@@ -80,6 +81,31 @@ template <class T, class... A>
 inline constexpr bool is_jit_input_v<jit_input<T, A...>> = true;
 template <class T, class... A>
 inline constexpr bool is_jit_input_v<jit_data<T, A...>> = true;
+template <class P>
+inline constexpr bool is_jit_input_v<jit_fields<P>> = true;
+
+template <class X>
+inline constexpr bool is_fields_input_v = false;
+template <class P>
+inline constexpr bool is_fields_input_v<jit_fields<P>> = true;
+
+/// Input's placeholder: one graph parameter, or a struct's traced mirror (its paths appended to
+/// `paths`).
+template <class In>
+typename In::traced_type placeholder(graph::builder& g, const In& in,
+                                     std::vector<std::string>& paths) {
+  if constexpr (is_fields_input_v<In>) {
+    return fields_placeholder(g, in, paths);
+  } else {
+    return typename In::traced_type(g.parameter(
+        in.name,
+        traced_over<typename In::value_type, typename In::traced_type::axes_type>::shape()));
+  }
+}
+
+/// The traced paths of each input (empty but for struct inputs), for the calls' checks.
+template <std::size_t N>
+using input_paths = std::array<std::vector<std::string>, N>;
 
 template <class X>
 inline constexpr bool is_tuple_v = false;
@@ -235,42 +261,72 @@ struct result_slots<std::tuple<R...>> {
 template <class Result, class... Inputs>
 class jit_function {
   using results = std::conditional_t<detail::is_tuple_v<Result>, Result, std::tuple<Result>>;
+  static constexpr bool has_fields = (detail::is_fields_input_v<Inputs> || ...);
 
  public:
   using result_type = Result;
 
-  explicit jit_function(nax::executable ex) : ex_(std::move(ex)) {}
+  explicit jit_function(nax::executable ex, detail::input_paths<sizeof...(Inputs)> paths = {})
+      : ex_(std::move(ex)), paths_(std::move(paths)) {}
 
   /// Runs on tensors or views of the inputs' element types and axes, the axes in any order (an
-  /// argument whose axes are permuted, or a strided view, is copied dense). nax::shape_error
-  /// naming the input and axis if the extents do not bind.
+  /// argument whose axes are permuted, or a strided view, is copied dense), and on structs of
+  /// the type of a struct input. nax::shape_error naming the input and axis if the extents do
+  /// not bind.
   template <class... X>
   requires(sizeof...(X) == sizeof...(Inputs)) Result operator()(const X&... xs) const {
-    const std::tuple<typename Inputs::view_type...> views = [&]<std::size_t... I>(
-        std::index_sequence<I...>) {
-      return std::tuple<typename Inputs::view_type...>(detail::input_view<I, Inputs>(xs)...);
-    }
-    (std::index_sequence_for<Inputs...>{});
-    std::array<dyn_tensor, sizeof...(Inputs)> in;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      // A strided view is copied dense, by the runtime's copy kernel.
-      auto wrap = [](const auto& v) {
-        using element = std::remove_const_t<typename std::remove_cvref_t<decltype(v)>::value_type>;
-        return detail::dyn_over(shape_of<element>(v.extents()), v.data(),
-                                std::span<const std::ptrdiff_t>(v.strides()), true);
-      };
-      ((in[I] = wrap(std::get<I>(views))), ...);
-    }
-    (std::index_sequence_for<Inputs...>{});
-
     detail::result_slots<results> out;
     std::array<dyn_tensor, std::tuple_size_v<results>> out_dyn;
-    ex_.run(std::span<const dyn_tensor>(in), std::span<dyn_tensor>(out_dyn),
-            &detail::result_slots<results>::make, &out);
+    run(std::span<dyn_tensor>(out_dyn), &detail::result_slots<results>::make, &out, xs...);
     if constexpr (detail::is_tuple_v<Result>)
       return out.take();
     else
       return std::move(*std::get<0>(out.made));
+  }
+
+  /// Runs on xs (as operator() takes them), the results made by make(self, k, shape).
+  template <class... X>
+  requires(sizeof...(X) == sizeof...(Inputs)) void run(
+      std::span<dyn_tensor> out, dyn_tensor (*make)(void*, std::size_t, const nax::shape&),
+      void* self, const X&... xs) const {
+    // A strided view is copied dense, by the runtime's copy kernel.
+    auto wrap = [](const auto& v) {
+      using element = std::remove_const_t<typename std::remove_cvref_t<decltype(v)>::value_type>;
+      return detail::dyn_over(shape_of<element>(v.extents()), v.data(),
+                              std::span<const std::ptrdiff_t>(v.strides()), true);
+    };
+    if constexpr (!has_fields) {
+      const std::tuple<typename Inputs::view_type...> views = [&]<std::size_t... I>(
+          std::index_sequence<I...>) {
+        return std::tuple<typename Inputs::view_type...>(detail::input_view<I, Inputs>(xs)...);
+      }
+      (std::index_sequence_for<Inputs...>{});
+      std::array<dyn_tensor, sizeof...(Inputs)> in;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((in[I] = wrap(std::get<I>(views))), ...);
+      }
+      (std::index_sequence_for<Inputs...>{});
+      ex_.run(std::span<const dyn_tensor>(in), out, make, self);
+    } else {
+      std::vector<dyn_tensor> in;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto one = [&]<std::size_t K, class In, class Arg>(std::integral_constant<std::size_t, K>,
+                                                           std::type_identity<In>, const Arg& x) {
+          if constexpr (detail::is_fields_input_v<In>) {
+            // An error here means argument K of a nax::jit function made from nax::input(params)
+            // is not a struct of params' type.
+            static_assert(std::is_same_v<Arg, typename In::tensor_type>,
+                          "nax::jit: a struct input takes a struct of the type it was made from");
+            detail::append_field_inputs(in, x, K, paths_[K]);
+          } else {
+            in.push_back(wrap(detail::input_view<K, In>(x)));
+          }
+        };
+        (one(std::integral_constant<std::size_t, I>{}, std::type_identity<Inputs>{}, xs), ...);
+      }
+      (std::index_sequence_for<Inputs...>{});
+      ex_.run(std::span<const dyn_tensor>(in), out, make, self);
+    }
   }
 
   /// The compiled graph: stats(), to_dot(), program(), pre_specialize().
@@ -279,6 +335,7 @@ class jit_function {
 
  private:
   mutable nax::executable ex_;  // runs are thread-safe
+  detail::input_paths<sizeof...(Inputs)> paths_;
 };
 
 /// Traces f once on one nax::traced placeholder per input (in order) and compiles the graph it
@@ -287,11 +344,14 @@ template <class F, class... Inputs>
 requires(detail::is_jit_input_v<Inputs>&&...) auto jit(graph::compile_options options, F&& f,
                                                        const Inputs&... inputs) {
   graph::builder g;
+  detail::input_paths<sizeof...(Inputs)> paths;
   // Braced: the parameters are made in order.
-  const std::tuple<typename Inputs::traced_type...> placeholders{
-      typename Inputs::traced_type(g.parameter(
-          inputs.name, detail::traced_over<typename Inputs::value_type,
-                                           typename Inputs::traced_type::axes_type>::shape()))...};
+  const std::tuple<typename Inputs::traced_type...> placeholders = [&]<std::size_t... I>(
+      std::index_sequence<I...>) {
+    return std::tuple<typename Inputs::traced_type...>{
+        detail::placeholder(g, std::get<I>(std::tie(inputs...)), paths[I])...};
+  }
+  (std::index_sequence_for<Inputs...>{});
   const auto traced = detail::traced_results(std::apply(f, placeholders));
   using traced_tuple = std::remove_cvref_t<decltype(traced)>;
   using results = typename detail::tensors_of<traced_tuple>::type;
@@ -299,7 +359,7 @@ requires(detail::is_jit_input_v<Inputs>&&...) auto jit(graph::compile_options op
                                     std::tuple_element_t<0, results>, results>;
   std::vector<graph::value> outputs;
   std::apply([&](const auto&... r) { (outputs.push_back(r.node()), ...); }, traced);
-  return jit_function<result, Inputs...>(graph::compile(g, outputs, options));
+  return jit_function<result, Inputs...>(graph::compile(g, outputs, options), std::move(paths));
 }
 
 template <class F, class... Inputs>

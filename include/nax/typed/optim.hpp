@@ -7,16 +7,24 @@
 //     auto s = opt.init(w);                          // the moments, zeros like w
 //     auto [loss, grads] = step(x, y, w);            // nax::value_and_grad
 //     opt.step(w, std::get<0>(grads), s);            // w, s updated in place
+//
+// Parameters as a struct (typed/fields.hpp) step as a whole: `auto st = opt.init(params);
+// opt.step(params, grads, st);`, the state a mirror of params (the same fields, each tensor's
+// state in its place). Every extent is checked before anything is written.
 
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/optimizer.hpp>
 #include <nax/typed/creation.hpp>
+#include <nax/typed/fields.hpp>
 #include <nax/typed/tensor.hpp>
 
 namespace nax::NAX_ISA::optim {
@@ -24,18 +32,55 @@ namespace detail {
 
 // The kernels write w.size() elements of every tensor they are given: a gradient or a state of
 // other extents (a state made for another parameter) is an error before anything is written.
+// `path` names the tensor within a struct of parameters (empty for one tensor).
 template <class T, class... A>
 void check_extents(const char* op, const tensor<T, A...>& w, const tensor<T, A...>& other,
-                   const char* what) {
+                   const char* what, std::string_view path = {}) {
   std::size_t i = 0;
   auto same = [&](std::string_view name) {
     const std::size_t a = w.extents().extent(i), b = other.extents().extent(i);
     ++i;
     if (a != b)
-      nax::detail::throw_shape_error("nax::optim::", op, ": axis '", name, "' is ", a,
-                                     " in the parameter but ", b, " in ", what);
+      nax::detail::throw_shape_error("nax::optim::", op, ": ", path.empty() ? "" : "'",
+                                     path, path.empty() ? "" : "': ", "axis '", name, "' is ",
+                                     a, " in the parameter but ", b, " in ", what);
   };
   (same(A::name), ...);
+}
+
+/// A struct (or vector, or array) of parameters rather than one tensor.
+template <class P>
+concept parameter_tree =
+    field_struct<P> || nax::detail::is_std_vector_v<P> || nax::detail::is_std_array_v<P>;
+
+/// Opt's states as a Map of nax::mapped_t: each tensor's state in its place.
+template <class Opt>
+struct state_leaf_map {
+  template <class T, class... A>
+  using leaf = typename Opt::template state<T, A...>;
+};
+
+/// opt.step over every floating tensor of a struct: all extents checked first (naming the
+/// tensor's path), then each tensor stepped in field order.
+template <class Opt, class P, class S>
+void step_fields(const Opt& opt, const char* op, P& params, const P& grads, S& states) {
+  std::string path;
+  // Tensors of integers (token tables, masks) are not trained: they are skipped.
+  auto check = [&]<class T, class... A>(std::string_view at, const tensor<T, A...>& w,
+                                        const auto& g, const auto& s) {
+    if constexpr (std::is_floating_point_v<T>) {
+      check_extents(op, w, g, "its gradient", at);
+      s.for_each_moment([&](const auto& m, const char* what) { check_extents(op, w, m, what, at); });
+    }
+  };
+  const std::string what = std::string("nax::optim::") + op;
+  nax::detail::walk_fields(path, what.c_str(), check, std::as_const(params), grads,
+                           std::as_const(states));
+  auto update = [&]<class T, class... A>(std::string_view, tensor<T, A...>& w, const auto& g,
+                                         auto& s) {
+    if constexpr (std::is_floating_point_v<T>) opt.step(w, g, s);
+  };
+  nax::detail::walk_fields(path, what.c_str(), update, params, grads, states);
 }
 
 }  // namespace detail
@@ -50,6 +95,10 @@ struct sgd {
   struct state {
     tensor<T, A...> velocity;
     std::size_t steps = 0;
+    template <class F>
+    void for_each_moment(F&& f) const {
+      f(velocity, "its state's velocity");
+    }
   };
 
   template <class T, class... A>
@@ -72,6 +121,19 @@ struct sgd {
     kernels::sgd_update(w.data(), grad.data(), s.velocity.data(), w.size(), c);
     ++s.steps;
   }
+
+  /// The states of a struct of parameters: a mirror of it (see the file comment).
+  template <detail::parameter_tree P>
+  mapped_t<P, detail::state_leaf_map<sgd>> init(const P& params) const {
+    return map_fields<detail::state_leaf_map<sgd>>(
+        params, [&](std::string_view, const auto& w) { return init(w); });
+  }
+
+  /// Steps every tensor of params by its gradient in grads (a struct of the same type).
+  template <detail::parameter_tree P>
+  void step(P& params, const P& grads, mapped_t<P, detail::state_leaf_map<sgd>>& s) const {
+    detail::step_fields(*this, "sgd", params, grads, s);
+  }
 };
 
 /// Adam (Decoupled false: torch.optim.Adam, weight decay added to the gradient) and AdamW
@@ -86,6 +148,11 @@ struct adam_family {
   struct state {
     tensor<T, A...> m, v;
     std::size_t steps = 0;
+    template <class F>
+    void for_each_moment(F&& f) const {
+      f(m, "its state's first moment");
+      f(v, "its state's second moment");
+    }
   };
 
   template <class T, class... A>
@@ -110,6 +177,19 @@ struct adam_family {
                                        1 - std::pow(beta1, t),
                                        1 - std::pow(beta2, t)};
     kernels::adam_update(w.data(), grad.data(), s.m.data(), s.v.data(), w.size(), c);
+  }
+
+  /// The states of a struct of parameters: a mirror of it (see the file comment).
+  template <detail::parameter_tree P>
+  mapped_t<P, detail::state_leaf_map<adam_family>> init(const P& params) const {
+    return map_fields<detail::state_leaf_map<adam_family>>(
+        params, [&](std::string_view, const auto& w) { return init(w); });
+  }
+
+  /// Steps every tensor of params by its gradient in grads (a struct of the same type).
+  template <detail::parameter_tree P>
+  void step(P& params, const P& grads, mapped_t<P, detail::state_leaf_map<adam_family>>& s) const {
+    detail::step_fields(*this, Decoupled ? "adamw" : "adam", params, grads, s);
   }
 };
 

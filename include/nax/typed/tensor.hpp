@@ -2,6 +2,7 @@
 // nax::tensor: an owning, 64-byte aligned, row-major tensor over named axes.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
@@ -75,8 +76,18 @@ class tensor : public detail::leaf_expression<tensor<T, Axes...>> {
   using lane_type = detail::lane_of_value<T>;
   static constexpr std::size_t rank = sizeof...(Axes);
 
+ private:
+  static constexpr std::array<std::size_t, rank> empty_extents{
+      (Axes::is_static ? Axes::static_extent : std::size_t{0})...};
+
+ public:
+
   /// All-static tensors need no extents.
   tensor() requires(extents_type::rank_dynamic() == 0) : tensor(extents_type()) {}
+  /// With dynamic axes, empty: extent 0 on each (as a std::vector is; a struct of parameters
+  /// default-constructs so before it is loaded or assigned).
+  tensor() requires(extents_type::rank_dynamic() != 0)
+      : tensor(extents_type(std::span<const std::size_t, rank>(empty_extents))) {}
   /// Dynamic extents by name (a missing one is a compile error naming it).
   template <axis_type... Given>
   requires(sizeof...(Given) > 0) explicit tensor(Given... given) : tensor(extents_type(given...)) {}
