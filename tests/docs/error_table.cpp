@@ -3,6 +3,7 @@
 // throw the row's exception type with exactly the row's message (`<file>` stands for the file
 // the case uses). A row whose message is prose is a behaviour (NaN and inf propagated, empty
 // axes), which its case checks.
+#include <nax/io/safetensors.hpp>
 #include <nax/nax.hpp>
 
 #include <cmath>
@@ -792,6 +793,33 @@ std::map<std::string, std::function<void()>> make_cases() {
     nax::save_npz(current_file, make_net(2));
     net fewer = make_net(1);
     nax::load_npz(current_file, fewer);
+  };
+  c["safetensors-entry"] = [] {
+    current_file = temp_file("entry.safetensors");
+    nax::tensor<float, hidden> w;
+    nax::io::save_safetensors(current_file, {{"w", nax::io::to_dyn(w)}, {"b", nax::io::to_dyn(w)}});
+    (void)nax::load_safetensors(current_file).get("wte");
+  };
+  c["safetensors-dtype"] = [] {
+    current_file = temp_file("dtype.safetensors");
+    std::string header = R"({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})";
+    std::ofstream f(current_file, std::ios::binary | std::ios::trunc);
+    for (int i = 0; i < 8; ++i) f.put(static_cast<char>(i == 0 ? header.size() : 0));
+    f << header << std::string(4, '\0');
+    f.close();
+    (void)nax::load_safetensors(current_file);
+  };
+  c["safetensors-fields-missing"] = [] {
+    current_file = temp_file("fields_missing.safetensors");
+    nax::save_safetensors(current_file, make_net(2));
+    net n = make_net(2);
+    nax::load_safetensors(current_file, n, {.names = {{"layers.0.w", "h.0.w"}}, .ignore_extra = false});
+  };
+  c["safetensors-fields-extra"] = [] {
+    current_file = temp_file("fields_extra.safetensors");
+    nax::save_safetensors(current_file, make_net(2));
+    net fewer = make_net(1);
+    nax::load_safetensors(current_file, fewer);
   };
   c["csr-node"] = [] {
     const std::int32_t src[] = {0, 5}, dst[] = {1, 2};

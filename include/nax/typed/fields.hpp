@@ -53,23 +53,25 @@
 #define NAX_DETAIL_FIELD_TYPE(f) using nax_field_type_##f = decltype(f);
 #define NAX_DETAIL_MAPPED_FIELD(f) ::nax::mapped_t<nax_field_type_##f, NaxMap> f;
 
-// The members NAX_FIELDS declares (in the struct and in its mirror): the fields as a tuple of
-// references, in order, and their names.
+// The members NAX_FIELDS declares (in the struct and in its mirror): their names and the fields
+// as a tuple of references, in order. (It ends with a function's definition, so that a semicolon
+// after NAX_FIELDS(...) is allowed, and none is needed.)
 #define NAX_DETAIL_FIELD_MEMBERS(...)                                                        \
-  auto nax_field_refs() noexcept { return std::tie(__VA_ARGS__); }                           \
-  auto nax_field_refs() const noexcept { return std::tie(__VA_ARGS__); }                     \
   static constexpr std::string_view nax_field_names[] = {NAX_DETAIL_FOR_EACH(                \
-      NAX_DETAIL_FIELD_NAME, __VA_ARGS__)};
+      NAX_DETAIL_FIELD_NAME, __VA_ARGS__)};                                                  \
+  auto nax_field_refs() noexcept { return std::tie(__VA_ARGS__); }                           \
+  auto nax_field_refs() const noexcept { return std::tie(__VA_ARGS__); }
 
-/// Lists a struct's fields (see the file comment): NAX_FIELDS(wq, wk, wv, wo), after them.
+/// Lists a struct's fields (see the file comment): NAX_FIELDS(wq, wk, wv, wo), after them, in a
+/// struct at namespace scope (a local class cannot hold the members it declares).
 #define NAX_FIELDS(...)                                                   \
-  NAX_DETAIL_FIELD_MEMBERS(__VA_ARGS__)                                   \
   NAX_DETAIL_FOR_EACH(NAX_DETAIL_FIELD_TYPE, __VA_ARGS__)                 \
   template <class NaxMap>                                                 \
   struct nax_mapped {                                                     \
     NAX_DETAIL_FOR_EACH(NAX_DETAIL_MAPPED_FIELD, __VA_ARGS__)             \
     NAX_DETAIL_FIELD_MEMBERS(__VA_ARGS__)                                 \
-  };
+  };                                                                      \
+  NAX_DETAIL_FIELD_MEMBERS(__VA_ARGS__)
 
 namespace nax::NAX_ISA {
 
