@@ -34,6 +34,7 @@
 #include <nax/typed/axis_split.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/dot.hpp>
+#include <nax/typed/dynamic_slice.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/evaluate.hpp>
 #include <nax/typed/expression.hpp>

@@ -763,6 +763,14 @@ std::map<std::string, std::function<void()>> make_cases() {
     auto state = opt.init(w);
     opt.step(w, grad, state);
   };
+  c["dynamic-slice-size"] = [] {
+    const nax::tensor<float, seq, hidden> x(seq{5});
+    (void)nax::dynamic_slice<seq, 6>(x, 0);
+  };
+  c["dynamic-update-size"] = [] {
+    const nax::tensor<float, seq, hidden> x(seq{5}), update(seq{6});
+    (void)nax::dynamic_update_slice<seq>(x, update, 0);
+  };
   c["optim-fields-shape"] = [] {
     net w = make_net(2), grad = make_net(2);
     grad.layers[1].w = nax::tensor<float, k_ax>(k_ax{5});

@@ -2,6 +2,7 @@
 // jitted results equal the eager typed code's over several bindings.
 #include "jit_helpers.hpp"
 
+#include <cstdint>
 #include <array>
 #include <tuple>
 #include <vector>
@@ -127,5 +128,38 @@ TEST_CASE("jit: reductions and log_softmax, returned as a tuple") {
     check_close(mean, nax::eval(std::get<1>(want)));
     check_close(range, nax::eval(std::get<2>(want)));
     check_close(log_p, nax::eval(std::get<3>(want)));
+  }
+}
+
+TEST_CASE("traced dynamic_slice and dynamic_update_slice: the eager results, starts clamped") {
+  using seq = nax::axis<"seq", nax::upto(16)>;
+  using model = nax::axis<"model", 3>;
+  using one = nax::axis<"seq", 1>;
+  nax::tensor<float, seq, model> cache{seq(5)};
+  for (std::size_t i = 0; i < cache.size(); ++i) cache.data()[i] = float(i);
+  nax::tensor<float, model, one> row;  // (in another order than the cache)
+  row.fill(-1);
+  auto update = nax::jit(
+      [](auto c, auto r, auto pos) { return nax::dynamic_update_slice<seq>(c, r, pos); },
+      nax::input<float, seq, model>("cache"), nax::input<float, model, one>("row"),
+      nax::input<std::int32_t>("pos"));
+  auto window = nax::jit(
+      [](auto c, auto pos) {
+        return std::tuple(nax::dynamic_slice<seq, 2>(c, pos), nax::dynamic_slice<model, 1>(c, 2));
+      },
+      nax::input<float, seq, model>("cache"), nax::input<std::int64_t>("pos"));
+  for (std::int32_t start : {-2, 0, 3, 4, 9}) {
+    nax::tensor<std::int32_t> pos;
+    pos.data()[0] = start;
+    nax::tensor<std::int64_t> pos64;
+    pos64.data()[0] = start;
+    const auto got = update(cache, row, pos);
+    const auto want = nax::dynamic_update_slice<seq>(cache, row, start);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got.data()[i] == want.data()[i]);
+    const auto [w, col] = window(cache, pos64);
+    const auto want_w = nax::dynamic_slice<seq, 2>(cache, start);
+    for (std::size_t i = 0; i < w.size(); ++i) CHECK(w.data()[i] == want_w.data()[i]);
+    CHECK(col(3, 0) == cache(3, 2));
   }
 }

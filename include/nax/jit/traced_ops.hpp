@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -28,6 +29,7 @@
 #include <nax/ops/reduce_kind.hpp>
 #include <nax/typed/axis_split.hpp>
 #include <nax/typed/dot.hpp>
+#include <nax/typed/dynamic_slice.hpp>
 #include <nax/typed/elementwise.hpp>
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
@@ -224,6 +226,92 @@ requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x, std::size_t b
                              detail::replace_axis<L, own, detail::sliced_axis<own>>>(
       v.owner().slice(v, graph::axis_ref(A::name), static_cast<std::int64_t>(begin),
                       static_cast<std::int64_t>(end)));
+}
+
+namespace detail {
+
+/// A run-time start while tracing: a traced rank-0 integer, or an integer (a constant node).
+template <class S>
+graph::value traced_start(graph::builder& g, const S& start) {
+  if constexpr (slice_start<S>) {
+    return g.constant(static_cast<double>(start_value(start)), nax::dtype::i64);
+  } else {
+    using V = typename std::remove_cvref_t<S>::value_type;
+    // An error here means the start of nax::dynamic_slice or nax::dynamic_update_slice is not an
+    // integer, or has axes.
+    static_assert(std::is_integral_v<V> && !std::is_same_v<V, bool> &&
+                      std::remove_cvref_t<S>::rank == 0,
+                  "nax::dynamic_slice: the start is a rank-0 integer");
+    return lower(start);
+  }
+}
+
+template <class A, std::size_t Size, class X, class S>
+auto traced_dynamic_slice(const X& x, const S& start) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  // An error here means x has no axis named like A.
+  static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  using own = axes_get<L, A>;
+  const graph::value v = lower(x);
+  return make_traced<typename E::value_type,
+                     replace_axis<L, own, axis<own::fixed_name, static_cast<int>(Size)>>>(
+      v.owner().dynamic_slice(v, graph::axis_ref(A::name), traced_start(v.owner(), start),
+                              static_cast<std::int64_t>(Size)));
+}
+
+template <class A, class X, class U, class S>
+auto traced_dynamic_update_slice(const X& x, const U& update, const S& start) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  // An error here means x has no axis named like A.
+  static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  // An error here means the update does not have x's axes (A's extent may differ).
+  static_assert(check_assignable<L, typename std::remove_cvref_t<U>::axes_type, true>());
+  static_assert(std::is_same_v<typename E::value_type, typename std::remove_cvref_t<U>::value_type>,
+                "nax::dynamic_update_slice: the update's element type is not x's");
+  graph::value v = lower(x);
+  graph::value u = lower(update);
+  // The graph matches the update's dims by position: the update in x's order.
+  std::vector<graph::axis_ref> order;
+  bool same = true;
+  [&]<class... B>(axes<B...>) {
+    std::size_t k = 0;
+    ((order.push_back(graph::axis_ref(B::name)),
+      same = same && u.shape()[k++].name().view() == B::name),
+     ...);
+  }(L{});
+  if (!same) u = u.owner().transpose(u, order);
+  return make_traced<typename E::value_type, L>(v.owner().dynamic_update_slice(
+      v, u, graph::axis_ref(A::name), traced_start(v.owner(), start)));
+}
+
+}  // namespace detail
+
+/// nax::dynamic_slice on a traced operand: the graph's dynamic_slice (typed/dynamic_slice.hpp);
+/// the start a traced rank-0 integer or an integer.
+template <class A, std::size_t Size, class X, class S>
+requires(expression<X> && detail::slice_start<S> && detail::is_traced_v<X>)
+auto dynamic_slice(const X& x, const S& start) {
+  return detail::traced_dynamic_slice<A, Size>(x, start);
+}
+template <class A, std::size_t Size, class X, class S>
+requires(expression<X> && detail::is_traced_v<S>)
+auto dynamic_slice(const X& x, const S& start) {
+  return detail::traced_dynamic_slice<A, Size>(x, start);
+}
+
+/// nax::dynamic_update_slice on traced operands: the graph's dynamic_update_slice.
+template <class A, class X, class U, class S>
+requires(expression<X> && expression<U> && detail::slice_start<S> &&
+         (detail::is_traced_v<X> || detail::is_traced_v<U>))
+auto dynamic_update_slice(const X& x, const U& update, const S& start) {
+  return detail::traced_dynamic_update_slice<A>(x, update, start);
+}
+template <class A, class X, class U, class S>
+requires(expression<X> && expression<U> && detail::is_traced_v<S>)
+auto dynamic_update_slice(const X& x, const U& update, const S& start) {
+  return detail::traced_dynamic_update_slice<A>(x, update, start);
 }
 
 /// nax::concat on traced operands: a concat node (the joined axis must be static in each).
