@@ -771,6 +771,10 @@ std::map<std::string, std::function<void()>> make_cases() {
     const nax::tensor<float, seq, hidden> x(seq{5}), update(seq{6});
     (void)nax::dynamic_update_slice<seq>(x, update, 0);
   };
+  c["set-size-bound"] = [] {
+    const nax::tensor<float, seq, hidden> x(seq{5});
+    (void)nax::set_dimension_size<seq, nax::axis<"n">>(x, 600);
+  };
   c["optim-fields-shape"] = [] {
     net w = make_net(2), grad = make_net(2);
     grad.layers[1].w = nax::tensor<float, k_ax>(k_ax{5});

@@ -163,3 +163,26 @@ TEST_CASE("traced dynamic_slice and dynamic_update_slice: the eager results, sta
     CHECK(col(3, 0) == cache(3, 2));
   }
 }
+
+TEST_CASE("traced set_dimension_size: the eager result, from a traced size or an integer") {
+  using seq = nax::axis<"seq", nax::upto(8)>;
+  using model = nax::axis<"model", 2>;
+  using n_ax = nax::axis<"n">;
+  nax::tensor<float, seq, model> x{seq(3)};
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 1.0f + float(i);
+  auto f = nax::jit([](auto a, auto n) { return nax::set_dimension_size<seq, n_ax>(a, n); },
+                    nax::input<float, seq, model>("x"), nax::input<std::int32_t>("n"));
+  for (std::int32_t n : {0, 2, 3, 6}) {
+    nax::tensor<std::int32_t> size;
+    size.data()[0] = n;
+    const auto got = f(x, size);
+    const auto want = nax::set_dimension_size<seq, n_ax>(x, n);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(got)>,
+                                 std::remove_cvref_t<decltype(want)>>);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got.data()[i] == want.data()[i]);
+  }
+  auto g = nax::jit([](auto a) { return nax::set_dimension_size<seq, n_ax>(a, 5); },
+                    nax::input<float, seq, model>("x"));
+  CHECK(g(x).extents().extent(0) == 5);
+}

@@ -2,6 +2,7 @@
 // starts clamped as XLA clamps them (negative, past the end), an integer or a rank-0 tensor as
 // the start, an update with its axes in another order, and sizes above the extent named.
 #include <nax/typed/dynamic_slice.hpp>
+#include <nax/typed/size.hpp>
 #include <nax/typed/elementwise.hpp>
 
 #include <cstdint>
@@ -68,4 +69,25 @@ TEST_CASE("dynamic_update_slice: x with the update written from a clamped start"
                        "nax::dynamic_update_slice<seq>: the update's extent 6 along axis 'seq' "
                        "is more than the extent 5",
                        nax::shape_error);
+}
+
+TEST_CASE("set_dimension_size: the first n entries, zeros past x's extent, a bounded axis") {
+  using n_ax = nax::axis<"n">;
+  const auto c = cache(5);  // seq <= 16, extent 5
+  for (std::int64_t n : {0, 3, 5, 9, 16}) {
+    auto r = nax::set_dimension_size<seq, n_ax>(c, n);
+    static_assert(std::is_same_v<decltype(r),
+                                 nax::tensor<float, nax::axis<"n", nax::upto(16)>, model>>);
+    REQUIRE(r.extents().extent(0) == std::size_t(n));
+    for (std::size_t i = 0; i < std::size_t(n); ++i)
+      for (std::size_t j = 0; j < 3; ++j) CHECK(r(i, j) == (i < 5 ? c(i, j) : 0.0f));
+  }
+  CHECK_THROWS_WITH_AS((nax::set_dimension_size<seq, n_ax>(c, 17)),
+                       "nax::set_dimension_size<seq, n>: size 17 is outside [0, 16]",
+                       nax::shape_error);
+  // A static axis bounds the new one by its extent.
+  auto m = nax::set_dimension_size<model, n_ax>(c, 2);
+  static_assert(std::is_same_v<decltype(m),
+                               nax::tensor<float, seq, nax::axis<"n", nax::upto(3)>>>);
+  CHECK(m(4, 1) == c(4, 1));
 }

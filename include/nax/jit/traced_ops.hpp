@@ -314,6 +314,39 @@ auto dynamic_update_slice(const X& x, const U& update, const S& start) {
   return detail::traced_dynamic_update_slice<A>(x, update, start);
 }
 
+namespace detail {
+
+template <class A, class B, class X, class S>
+auto traced_set_dimension_size(const X& x, const S& n) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  // An error here means A is not an axis of x.
+  static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  using own = axes_get<L, A>;
+  // An error here means A is dynamic without a bound: the new axis needs one.
+  static_assert(own::is_static || own::is_bounded,
+                "nax::set_dimension_size: the axis must be static or bounded");
+  const graph::value v = lower(x);
+  return make_traced<typename E::value_type, replace_axis<L, own, sized_axis<own, B>>>(
+      v.owner().set_dimension_size(v, graph::axis_ref(A::name), traced_start(v.owner(), n),
+                                   B::name));
+}
+
+}  // namespace detail
+
+/// nax::set_dimension_size on a traced operand: the graph's set_dimension_size (the size a
+/// traced rank-0 integer made from inputs, constants and nax::size, or an integer).
+template <class A, class B, class X, class S>
+requires(expression<X> && detail::slice_start<S> && detail::is_traced_v<X>)
+auto set_dimension_size(const X& x, const S& n) {
+  return detail::traced_set_dimension_size<A, B>(x, n);
+}
+template <class A, class B, class X, class S>
+requires(expression<X> && detail::is_traced_v<S>)
+auto set_dimension_size(const X& x, const S& n) {
+  return detail::traced_set_dimension_size<A, B>(x, n);
+}
+
 /// nax::concat on traced operands: a concat node (the joined axis must be static in each).
 template <class A, class XA, class XB>
 requires(expression<XA>&& expression<XB> &&
