@@ -40,6 +40,7 @@
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/one_hot.hpp>
+#include <nax/typed/take.hpp>
 #include <nax/typed/optim.hpp>
 #include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
