@@ -52,6 +52,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/infer/reshape.hpp>
 #include <nax/graph/infer/rows.hpp>
 #include <nax/graph/infer/slice.hpp>
+#include <nax/graph/infer/take.hpp>
 #include <nax/graph/infer/transpose.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/lower.hpp>
@@ -110,6 +111,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/generate.hpp>
+#include <nax/runtime/steps/take.hpp>
 #endif
 
 // --- 5: the elementwise, reduction and row steps ---------------------------------------------
