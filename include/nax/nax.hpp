@@ -65,6 +65,7 @@
 #include <nax/jit/jit.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
+#include <nax/jit/traced_take.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/jit/value_and_grad.hpp>
