@@ -384,6 +384,20 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         });
         break;
       }
+      case g::op_kind::convert: {
+        // static_cast: rounded to float, toward zero to an integer type, nonzero to true.
+        const dense& x = arg(0);
+        for (std::size_t i = 0; i < count; ++i) {
+          const double v = x.v[i];
+          switch (out.shape.dtype()) {
+            case nax::dtype::f32: out.v[i] = static_cast<double>(static_cast<float>(v)); break;
+            case nax::dtype::f64: out.v[i] = v; break;
+            case nax::dtype::boolean: out.v[i] = v != 0 ? 1 : 0; break;
+            default: out.v[i] = std::trunc(v); break;
+          }
+        }
+        break;
+      }
       case g::op_kind::take:
       case g::op_kind::scatter_add: {
         // out[p, j..., s] = x[p, idx[j...], s]; scatter_add adds the updates there instead.

@@ -179,6 +179,10 @@ class builder {
   /// extent.
   NAX_RUNTIME_INLINE value take(value x, axis_ref axis, value indices);
 
+  /// x's elements converted to `type`, as static_cast (nax::cast) does: toward zero to an integer
+  /// type, true for nonzero to bool. x itself if it already has that type.
+  NAX_RUNTIME_INLINE value convert(value x, nax::dtype type);
+
   /// x with `updates` added along `axis` at the run-time `indices` (updates has the shape of
   /// take(x, axis, indices)); repeated indices add up. take's VJP.
   NAX_RUNTIME_INLINE value scatter_add(value x, axis_ref axis, value indices, value updates);
@@ -328,6 +332,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
+#include <nax/graph/infer/convert.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
@@ -559,6 +564,12 @@ NAX_RUNTIME_INLINE value builder::dynamic_update_slice(value x, value update, ax
 NAX_RUNTIME_INLINE value builder::take(value x, axis_ref axis, value indices) {
   const node_id xi = operand("take", x), ii = operand("take", indices);
   return push(detail::infer_take(graph_, xi, axis, ii));
+}
+
+NAX_RUNTIME_INLINE value builder::convert(value x, nax::dtype type) {
+  const node_id xi = operand("convert", x);
+  if (graph_[xi].shape.dtype() == type) return x;
+  return push(detail::infer_convert(graph_, xi, type));
 }
 
 NAX_RUNTIME_INLINE value builder::scatter_add(value x, axis_ref axis, value indices,

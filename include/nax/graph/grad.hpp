@@ -115,6 +115,7 @@ inline void vjp_of(const vjp_context& c) {
     case op_kind::dynamic_slice: return vjp_dynamic_slice(c);
     case op_kind::dynamic_update_slice: return vjp_dynamic_update_slice(c);
     case op_kind::take: return vjp_take(c);
+    case op_kind::convert: return vjp_convert(c);
     case op_kind::scatter_add: return vjp_scatter_add(c);
     case op_kind::set_dimension_size: return vjp_set_dimension_size(c);
     case op_kind::softmax: return vjp_softmax(c);

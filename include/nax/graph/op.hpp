@@ -130,6 +130,11 @@ struct dynamic_update_slice_op {
   std::uint32_t axis = 0;
   friend bool operator==(const dynamic_update_slice_op&, const dynamic_update_slice_op&) = default;
 };
+/// Input 0's elements converted to the node's element type, as C++'s static_cast does (nax::cast
+/// in typed code: truncation toward zero to an integer type, bool true for a nonzero value).
+struct convert_op {
+  friend bool operator==(const convert_op&, const convert_op&) = default;
+};
 /// Input 0's entries along `axis` at the run-time indices, input 1 (i32 or i64, any rank): the
 /// result has input 0's axes with `axis` replaced, in place, by the indices' axes (ONNX Gather,
 /// numpy.take). An index outside [0, extent) is an error when the step runs.
@@ -229,6 +234,7 @@ struct extra_result_op {
   X(dynamic_slice)            \
   X(dynamic_update_slice)     \
   X(take)                     \
+  X(convert)                  \
   X(scatter_add)              \
   X(iota)                     \
   X(random)                   \
@@ -390,6 +396,7 @@ inline std::string_view name(op_kind k) noexcept {
     case op_kind::dynamic_slice: return "dynamic_slice";
     case op_kind::dynamic_update_slice: return "dynamic_update_slice";
     case op_kind::take: return "take";
+    case op_kind::convert: return "convert";
     case op_kind::scatter_add: return "scatter_add";
     case op_kind::iota: return "iota";
     case op_kind::random: return "random";

@@ -215,6 +215,10 @@ inline value take(const value& x, axis_ref axis, const value& indices) {
   return x.owner().take(x, axis, indices);
 }
 
+/// convert(x, dtype::f32): x's elements converted, as nax::cast does (static_cast: toward zero to
+/// an integer type, true for nonzero to bool); x itself if it has that type already.
+inline value convert(const value& x, nax::dtype type) { return x.owner().convert(x, type); }
+
 /// scatter_add(x, "vocab", ids, updates): x with updates (take(x, "vocab", ids)'s shape) added
 /// along vocab at the indices; repeated indices add up.
 inline value scatter_add(const value& x, axis_ref axis, const value& indices,

@@ -159,6 +159,7 @@ NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_n
     case op_kind::dynamic_update_slice:
     case op_kind::take:
     case op_kind::scatter_add:
+    case op_kind::convert:
     case op_kind::dimension_size:
     case op_kind::set_dimension_size: return false;
     case op_kind::dot_general:
