@@ -15,7 +15,8 @@
 // indices' axis names and A's extent: `nax::take<vocab>: index 7 at [batch=0, seq=3] is outside
 // vocab's extent 5`. Negative indices are outside too (no wrap to the end as in numpy or ONNX: a
 // padding id such as -1 is an error, never silently the last row). Nothing is written before
-// every index is checked. data, x and indices may be expressions (evaluated once).
+// every index is checked. data, x and indices may be expressions (evaluated once; a tensor is
+// read in place).
 
 #include <array>
 #include <cstddef>
@@ -105,6 +106,16 @@ std::array<std::size_t, 3> split_at_axis(const Dense& t) {
   return s;
 }
 
+/// x itself if it is a tensor (dense, in its own axis order), else its value: no copy of an
+/// embedding table per lookup.
+template <class X>
+decltype(auto) dense_of(const X& x) {
+  if constexpr (std::is_same_v<X, tensor_of<typename X::value_type, typename X::axes_type>>)
+    return (x);
+  else
+    return nax::eval(x);
+}
+
 /// The extent of axis B in data (if it has B) or else in the indices.
 template <class B, class Data, class Index>
 std::size_t take_extent(const Data& data, const Index& idx) {
@@ -124,8 +135,8 @@ auto take_impl(const X& data, const Y& indices) {
   static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
   using R = take_axes<L, A, I>;
   static_assert(check_unique_axes<R>);  // an error here: the indices share an axis with the data
-  const auto dense = nax::eval(data);
-  const auto idx = nax::eval(indices);
+  const auto& dense = dense_of(data);
+  const auto& idx = dense_of(indices);
   const auto [outer, n, inner] = split_at_axis<L, A>(dense);
   check_take_indices<A, I>("nax::take", idx, n);
   auto out = [&]<class... K>(axes<K...>) {
@@ -161,7 +172,7 @@ auto take_along_impl(const X& x, const Y& indices) {
   // An error here means the indices' axes are not x's axes without A.
   static_assert(axes_same_set_v<Kept, typename Y::axes_type>,
                 "nax::take_along<A>(x, indices): the indices' axes must be x's axes but A");
-  const auto dense = nax::eval(x);
+  const auto& dense = dense_of(x);
   const auto [outer, n, inner] = split_at_axis<L, A>(dense);
   // The indices in x's order (a permutation; nax::shape_error naming an axis whose extents
   // disagree).
