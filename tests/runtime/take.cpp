@@ -1,6 +1,7 @@
 // take and scatter_add by run-time indices (graph/infer/take.hpp, runtime/steps/take.hpp): shapes
 // by name, runs against the reference (int32 and int64 indices, repeated ones, several index
-// axes, an axis in the middle, empty index tensors), the out-of-range message, and gradients:
+// axes, an axis in the middle, empty index tensors, ids over a bounded axis under each size
+// policy), the out-of-range message, and gradients:
 // take's is a scatter-add (repeated indices accumulate), checked by finite differences.
 #include <nax/graph/grad.hpp>
 #include <nax/graph/ops.hpp>
@@ -183,4 +184,32 @@ TEST_CASE("scatter_add's gradients: the operand's whole, the updates' read at th
   std::vector<dyn_tensor> in = grad_check::inputs(b, {{"vocab", 4}, {"seq", 5}}, rng);
   in[1] = indices<std::int32_t>(in[1].shape(), {1, 3, 1, 1, 0});
   grad_check::check(b, loss, {x, u}, in);
+}
+
+TEST_CASE("take of ids over a bounded axis, under every size policy: the real extent's rows") {
+  g::builder b;
+  auto emb = b.parameter("emb", shape::make(dtype::f32, {dim::named("vocab", 6), dim::named("model", 2)}));
+  auto ids = b.parameter("ids", shape::make(dtype::i64, {dim::bounded("seq", 8)}));
+  auto y = g::take(emb, "vocab", ids);
+  const g::value outs[] = {y, g::grad(g::sum(y * y, {0, 1}), {emb})[0]};
+  for (g::size_policy policy :
+       {g::size_policy::exact, g::size_policy::buckets, g::size_policy::bound}) {
+    g::compile_options o;
+    o.bounded = {policy};
+    auto ex = g::compile(b, outs, o);
+    for (std::size_t n : {1u, 3u, 8u, 2u}) {
+      CAPTURE(n);
+      std::vector<std::int64_t> v;
+      for (std::size_t k = 0; k < n; ++k) v.push_back(static_cast<std::int64_t>((k * 5 + 1) % 6));
+      const std::vector<dyn_tensor> in{
+          counting(shape::make(dtype::f32, {dim::named("vocab", 6), dim::named("model", 2)})),
+          indices<std::int64_t>(shape::make(dtype::i64, {dim::named("seq", n)}), v)};
+      const std::vector<dyn_tensor> got = ex.run(in);
+      const std::vector<reference::dense> all = reference::evaluate(b, in);
+      for (std::size_t k = 0; k < 2; ++k) {
+        CHECK(got[k].shape() == all[outs[k].id()].shape);
+        CHECK(reference::max_error(got[k], all[outs[k].id()]) == 0);
+      }
+    }
+  }
 }
