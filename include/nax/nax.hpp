@@ -42,6 +42,7 @@
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/one_hot.hpp>
+#include <nax/typed/take.hpp>
 #include <nax/typed/optim.hpp>
 #include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
@@ -67,6 +68,7 @@
 #include <nax/jit/jit.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
+#include <nax/jit/traced_take.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/jit/value_and_grad.hpp>

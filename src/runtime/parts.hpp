@@ -43,6 +43,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
+#include <nax/graph/infer/convert.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
@@ -52,6 +53,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/infer/reshape.hpp>
 #include <nax/graph/infer/rows.hpp>
 #include <nax/graph/infer/slice.hpp>
+#include <nax/graph/infer/take.hpp>
 #include <nax/graph/infer/transpose.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/lower.hpp>
@@ -106,10 +108,12 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/kernels/gemm_plan.hpp>
 #include <nax/runtime/steps/arg_reduce.hpp>
 #include <nax/runtime/steps/concat.hpp>
+#include <nax/runtime/steps/convert.hpp>
 #include <nax/runtime/steps/copy.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/generate.hpp>
+#include <nax/runtime/steps/take.hpp>
 #endif
 
 // --- 5: the elementwise, reduction and row steps ---------------------------------------------

@@ -363,6 +363,16 @@ std::map<std::string, std::function<void()>> make_cases() {
   };
 
   // Layout ops.
+  c["take-range"] = [] {
+    nax::tensor<float, k_ax, hidden> x(k_ax{5});
+    const auto ids = nax::tensor<std::int64_t, batch>::from({0, 7}, batch{2});
+    (void)nax::take<k_ax>(x, ids);
+  };
+  c["take-negative"] = [] {
+    nax::tensor<float, batch, k_ax> x(batch{2}, k_ax{5});
+    const auto ids = nax::tensor<std::int32_t, batch>::from({0, -1}, batch{2});
+    (void)nax::take_along<k_ax>(x, ids);
+  };
   c["slice-range"] = [] {
     nax::tensor<float, batch, k_ax> x(batch{2}, k_ax{5});
     (void)nax::slice<k_ax>(x, 2, 6);
@@ -417,6 +427,12 @@ std::map<std::string, std::function<void()>> make_cases() {
     auto x = b.parameter("x", f32({"batch", 512}));
     auto w = b.parameter("w", f32({256, 128}));
     (void)g::dot_general(x, w, {{1, 0}});
+  };
+  c["graph-take-indices"] = [] {
+    g::builder b;
+    auto embed = b.parameter("embed", f32({"vocab", 4}));
+    auto ids = b.parameter("ids", f32({"batch"}));
+    (void)g::take(embed, "vocab", ids);
   };
   c["graph-parameter"] = [] {
     g::builder b;
@@ -474,6 +490,17 @@ std::map<std::string, std::function<void()>> make_cases() {
   c["run-rank"] = [] {
     run_graph r;
     (void)r.ex.run({run_graph::a(2, 3), run_graph::t({{"batch", 2}})});
+  };
+  c["run-take-range"] = [] {
+    g::builder b;
+    auto embed = b.parameter("embed", f32({"vocab", 4}));
+    auto ids = b.parameter("ids", shape::make(dtype::i32, {"batch"}));
+    auto ex = g::compile(b, {g::take(embed, "vocab", ids)});
+    dyn_tensor e(shape::make(dtype::f32, {dim::named("vocab", 5), 4}));
+    dyn_tensor t(shape::make(dtype::i32, {dim::named("batch", 2)}));
+    t.data<std::int32_t>()[0] = 0;
+    t.data<std::int32_t>()[1] = 7;
+    (void)ex.run({e, t});
   };
   c["run-bound"] = [] {
     run_graph r;

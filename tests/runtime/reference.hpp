@@ -384,6 +384,44 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         });
         break;
       }
+      case g::op_kind::convert: {
+        // static_cast: rounded to float, toward zero to an integer type, nonzero to true.
+        const dense& x = arg(0);
+        for (std::size_t i = 0; i < count; ++i) {
+          const double v = x.v[i];
+          switch (out.shape.dtype()) {
+            case nax::dtype::f32: out.v[i] = static_cast<double>(static_cast<float>(v)); break;
+            case nax::dtype::f64: out.v[i] = v; break;
+            case nax::dtype::boolean: out.v[i] = v != 0 ? 1 : 0; break;
+            default: out.v[i] = std::trunc(v); break;
+          }
+        }
+        break;
+      }
+      case g::op_kind::take:
+      case g::op_kind::scatter_add: {
+        // out[p, j..., s] = x[p, idx[j...], s]; scatter_add adds the updates there instead.
+        const bool scatter = n.kind() == g::op_kind::scatter_add;
+        const std::size_t axis =
+            scatter ? n.as<g::scatter_add_op>().axis : n.as<g::take_op>().axis;
+        const dense& x = arg(0);
+        const dense& ix = arg(1);
+        const dense& taken = scatter ? arg(2) : out;
+        const std::size_t r = ix.ext.size();
+        if (scatter) out.v = x.v;
+        for_each_index(taken.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> j(idx.begin() + static_cast<std::ptrdiff_t>(axis),
+                                     idx.begin() + static_cast<std::ptrdiff_t>(axis + r));
+          std::vector<std::size_t> at(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(axis));
+          at.push_back(static_cast<std::size_t>(ix.v[ix.offset(j)]));
+          at.insert(at.end(), idx.begin() + static_cast<std::ptrdiff_t>(axis + r), idx.end());
+          if (scatter)
+            out.v[out.offset(at)] += taken.v[taken.offset(idx)];
+          else
+            out.v[out.offset(idx)] = x.v[x.offset(at)];
+        });
+        break;
+      }
       case g::op_kind::iota: {
         const std::size_t axis = n.as<g::iota_op>().axis;
         for_each_index(out.ext, [&](std::span<const std::size_t> idx) {

@@ -172,6 +172,21 @@ class builder {
   /// other axes; its extent along the axis must fit in x's.
   NAX_RUNTIME_INLINE value dynamic_update_slice(value x, value update, axis_ref axis, value start);
 
+  /// x's entries along `axis` at the run-time `indices` (i32 or i64, any rank): x's axes with
+  /// `axis` replaced, in place, by the indices' (ONNX Gather, numpy.take). The indices' named
+  /// axes must not be x's other axes. An index outside [0, extent) (negative ones included)
+  /// throws nax::shape_error when the executable runs, naming the index, its position and the
+  /// extent.
+  NAX_RUNTIME_INLINE value take(value x, axis_ref axis, value indices);
+
+  /// x's elements converted to `type`, as static_cast (nax::cast) does: toward zero to an integer
+  /// type, true for nonzero to bool. x itself if it already has that type.
+  NAX_RUNTIME_INLINE value convert(value x, nax::dtype type);
+
+  /// x with `updates` added along `axis` at the run-time `indices` (updates has the shape of
+  /// take(x, axis, indices)); repeated indices add up. take's VJP.
+  NAX_RUNTIME_INLINE value scatter_add(value x, axis_ref axis, value indices, value updates);
+
   /// x with its axis `axis` (static, or dynamic with a bound) replaced by the dynamic axis
   /// `name` whose extent is the run-time `size` (a rank-0 i32 or i64), bounded by the axis's
   /// extent or bound: StableHLO's set_dimension_size. The result's first min(size, extent)
@@ -317,6 +332,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/broadcast.hpp>
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
+#include <nax/graph/infer/convert.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
@@ -326,6 +342,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/reshape.hpp>
 #include <nax/graph/infer/rows.hpp>
 #include <nax/graph/infer/slice.hpp>
+#include <nax/graph/infer/take.hpp>
 #include <nax/graph/infer/transpose.hpp>
 
 namespace nax::NAX_ISA::graph {
@@ -542,6 +559,24 @@ NAX_RUNTIME_INLINE value builder::dynamic_update_slice(value x, value update, ax
   constexpr std::string_view op = "dynamic_update_slice";
   const node_id xi = operand(op, x), ui = operand(op, update), si = operand(op, start);
   return push(detail::infer_dynamic_update_slice(graph_, xi, ui, axis, si));
+}
+
+NAX_RUNTIME_INLINE value builder::take(value x, axis_ref axis, value indices) {
+  const node_id xi = operand("take", x), ii = operand("take", indices);
+  return push(detail::infer_take(graph_, xi, axis, ii));
+}
+
+NAX_RUNTIME_INLINE value builder::convert(value x, nax::dtype type) {
+  const node_id xi = operand("convert", x);
+  if (graph_[xi].shape.dtype() == type) return x;
+  return push(detail::infer_convert(graph_, xi, type));
+}
+
+NAX_RUNTIME_INLINE value builder::scatter_add(value x, axis_ref axis, value indices,
+                                              value updates) {
+  constexpr std::string_view op = "scatter_add";
+  const node_id xi = operand(op, x), ii = operand(op, indices), ui = operand(op, updates);
+  return push(detail::infer_scatter_add(graph_, xi, axis, ii, ui));
 }
 
 NAX_RUNTIME_INLINE std::vector<size_term> builder::size_program(node_id size,

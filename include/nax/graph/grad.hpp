@@ -57,6 +57,7 @@ inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt,
 #include <nax/graph/vjp/layout.hpp>
 #include <nax/graph/vjp/reduce.hpp>
 #include <nax/graph/vjp/rows.hpp>
+#include <nax/graph/vjp/take.hpp>
 
 namespace nax::NAX_ISA::graph {
 namespace detail {
@@ -113,6 +114,9 @@ inline void vjp_of(const vjp_context& c) {
     case op_kind::concat: return vjp_concat(c);
     case op_kind::dynamic_slice: return vjp_dynamic_slice(c);
     case op_kind::dynamic_update_slice: return vjp_dynamic_update_slice(c);
+    case op_kind::take: return vjp_take(c);
+    case op_kind::convert: return vjp_convert(c);
+    case op_kind::scatter_add: return vjp_scatter_add(c);
     case op_kind::set_dimension_size: return vjp_set_dimension_size(c);
     case op_kind::softmax: return vjp_softmax(c);
     case op_kind::layer_norm: return vjp_layer_norm(c);

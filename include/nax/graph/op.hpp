@@ -130,6 +130,25 @@ struct dynamic_update_slice_op {
   std::uint32_t axis = 0;
   friend bool operator==(const dynamic_update_slice_op&, const dynamic_update_slice_op&) = default;
 };
+/// Input 0's elements converted to the node's element type, as C++'s static_cast does (nax::cast
+/// in typed code: truncation toward zero to an integer type, bool true for a nonzero value).
+struct convert_op {
+  friend bool operator==(const convert_op&, const convert_op&) = default;
+};
+/// Input 0's entries along `axis` at the run-time indices, input 1 (i32 or i64, any rank): the
+/// result has input 0's axes with `axis` replaced, in place, by the indices' axes (ONNX Gather,
+/// numpy.take). An index outside [0, extent) is an error when the step runs.
+struct take_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const take_op&, const take_op&) = default;
+};
+/// Input 0 with input 2 added along `axis` at the run-time indices, input 1 (a take's indices;
+/// input 2 has the shape of take(input 0, axis, input 1)); repeated indices add up (XLA's scatter
+/// with an add). The VJP of take.
+struct scatter_add_op {
+  std::uint32_t axis = 0;
+  friend bool operator==(const scatter_add_op&, const scatter_add_op&) = default;
+};
 /// Input 0 with its axis `axis` replaced by a value axis (graph/value_axis.hpp) whose extent is
 /// the run-time size, input 1: StableHLO's set_dimension_size. The first min(size, extent)
 /// entries are input 0's; entries past its extent are zeros.
@@ -214,6 +233,9 @@ struct extra_result_op {
   X(set_dimension_size)       \
   X(dynamic_slice)            \
   X(dynamic_update_slice)     \
+  X(take)                     \
+  X(convert)                  \
+  X(scatter_add)              \
   X(iota)                     \
   X(random)                   \
   X(arg_reduce)               \
@@ -373,6 +395,9 @@ inline std::string_view name(op_kind k) noexcept {
     case op_kind::set_dimension_size: return "set_dimension_size";
     case op_kind::dynamic_slice: return "dynamic_slice";
     case op_kind::dynamic_update_slice: return "dynamic_update_slice";
+    case op_kind::take: return "take";
+    case op_kind::convert: return "convert";
+    case op_kind::scatter_add: return "scatter_add";
     case op_kind::iota: return "iota";
     case op_kind::random: return "random";
     case op_kind::arg_reduce: return "arg_reduce";

@@ -208,6 +208,24 @@ inline value dynamic_update_slice(const value& x, const value& update, axis_ref 
   return x.owner().dynamic_update_slice(x, update, axis, start);
 }
 
+/// take(embedding, "vocab", ids): embedding's entries along vocab at the run-time indices (i32
+/// or i64, any rank), whose axes replace vocab in place (ONNX Gather). An index outside
+/// [0, extent) throws nax::shape_error when the executable runs.
+inline value take(const value& x, axis_ref axis, const value& indices) {
+  return x.owner().take(x, axis, indices);
+}
+
+/// convert(x, dtype::f32): x's elements converted, as nax::cast does (static_cast: toward zero to
+/// an integer type, true for nonzero to bool); x itself if it has that type already.
+inline value convert(const value& x, nax::dtype type) { return x.owner().convert(x, type); }
+
+/// scatter_add(x, "vocab", ids, updates): x with updates (take(x, "vocab", ids)'s shape) added
+/// along vocab at the indices; repeated indices add up.
+inline value scatter_add(const value& x, axis_ref axis, const value& indices,
+                         const value& updates) {
+  return x.owner().scatter_add(x, axis, indices, updates);
+}
+
 // --- tensors made from a rule (docs/graph.md, "Making tensors") ----------------------------------
 // Shapes are given, or taken from an operand (the `_like` forms and those with axes of x): no
 // node reads the operand, so it is not computed for them.

@@ -153,9 +153,13 @@ NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_n
     case op_kind::softmax: return s.as<softmax_op>().axis != 0;
     case op_kind::layer_norm: return s.as<layer_norm_op>().axis != 0;
     case op_kind::slice: return s.as<slice_op>().axis != 0;
-    // A run-time start (an operand without the tile axis, refused above); the extent itself.
+    // A run-time start (an operand without the tile axis, refused above); the extent itself;
+    // rows at run-time indices.
     case op_kind::dynamic_slice:
     case op_kind::dynamic_update_slice:
+    case op_kind::take:
+    case op_kind::scatter_add:
+    case op_kind::convert:
     case op_kind::dimension_size:
     case op_kind::set_dimension_size: return false;
     case op_kind::dot_general:

@@ -300,16 +300,27 @@ graph::value lower_op_by_op(graph::builder& g, const X& x) {
   }
 }
 
+/// Whether X is a cast<U>(e).
+template <class X>
+inline constexpr bool is_cast_node_v = false;
+template <class U, class E>
+inline constexpr bool is_cast_node_v<cast_node<U, E>> = true;
+
 /// The graph value of x: a traced value's own node; for an elementwise expression over traced
 /// values, its ops as elementwise nodes, fused by the graph's passes with whatever reads or
 /// feeds them, with the expression's own loop offered for the group they make if fusion leaves
-/// them alone (graph/kernel_offer.hpp); or, when the expression has a cast or a tensor of its
-/// own, one node that runs that loop. Its axes may be in another order than X's: make_traced
-/// lines them up.
+/// them alone (graph/kernel_offer.hpp); for a cast, a convert node of its operand's value; or,
+/// when the expression has a cast inside or a tensor of its own, one node that runs that loop.
+/// Its axes may be in another order than X's: make_traced lines them up.
 template <class X>
 graph::value lower(const X& x) {
   if constexpr (is_traced_leaf_v<X>) {
     return x.node();
+  } else if constexpr (is_cast_node_v<X>) {
+    // A cast at the root: a convert node of its lowered operand (which has a VJP, where a cast
+    // inside a larger expression runs in that expression's one node).
+    const graph::value v = lower(x.operand());
+    return v.owner().convert(v, dtype_of<typename X::value_type>);
   } else {
     // An error here means a value computed from no traced input (a captured tensor, a scalar)
     // was given to a graph op or returned from the traced function.

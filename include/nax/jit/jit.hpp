@@ -37,6 +37,7 @@
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
+#include <nax/jit/traced_take.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/runtime/compile.hpp>

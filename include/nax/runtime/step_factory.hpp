@@ -43,6 +43,7 @@ NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_
 #include <nax/runtime/plan_memo.hpp>
 #include <nax/runtime/steps/arg_reduce.hpp>
 #include <nax/runtime/steps/concat.hpp>
+#include <nax/runtime/steps/convert.hpp>
 #include <nax/runtime/steps/copy.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/dynamic_slice.hpp>
@@ -53,6 +54,7 @@ NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_
 #include <nax/runtime/steps/layer_norm.hpp>
 #include <nax/runtime/steps/reduce.hpp>
 #include <nax/runtime/steps/softmax.hpp>
+#include <nax/runtime/steps/take.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
@@ -76,6 +78,9 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     case op_kind::set_dimension_size: return make_set_dimension_size_step(s, shapes);
     case op_kind::dynamic_slice: return make_dynamic_slice_step(s, shapes);
     case op_kind::dynamic_update_slice: return make_dynamic_update_slice_step(s, shapes);
+    case op_kind::take: return make_take_step(s, shapes);
+    case op_kind::convert: return make_convert_step(s, shapes);
+    case op_kind::scatter_add: return make_scatter_add_step(s, shapes);
     case op_kind::iota: return make_iota_step(s, shapes);
     case op_kind::random: return make_random_step(s, shapes);
     case op_kind::arg_reduce: return make_arg_reduce_step(s, shapes);
