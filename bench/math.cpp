@@ -3,10 +3,11 @@
 // streams from memory (16M elements): out[i] = f(in[i]).
 //
 // Peers, in the same run:
-//   xsimd   xsimd::exp, log, tanh, erf; sigmoid = 1 / (1 + exp(-x)), silu = x * sigmoid,
+//   xsimd   xsimd::exp, log, tanh, erf, pow; sigmoid = 1 / (1 + exp(-x)), silu = x * sigmoid,
 //           gelu = x (1 + erf(x / sqrt2)) / 2, gelu_tanh = x (1 + tanh(...)) / 2, all on
 //           xsimd::batch<T> (the default architecture: what -march=native enables).
-//   Eigen   Array .exp(), .log(), .tanh(), .logistic(), .erf() (unsupported/SpecialFunctions)
+//   Eigen   Array .exp(), .log(), .tanh(), .logistic(), .erf() (unsupported/SpecialFunctions),
+//           .pow()
 //           and the same compositions as array expressions (optional peer: NAX_BENCH_HAVE_EIGEN).
 //
 // Method: each (function, size, library) body is calibrated to batches of ~20 ms; then 11 rounds
@@ -186,6 +187,17 @@ std::vector<function_case<T>> cases() {
       T(0.5) * x * (T(1) + (T(0.79788456080286535588L) * (x + T(0.044715) * x * x * x)).tanh()),
       false));
 #undef NAME_FN
+  // pow(x, 2.7) on x log-uniform in [1e-3, 1e3]: nax's pow is xsimd's plus C's special cases
+  // (Annex F) as compares and blends (simd/arch.hpp); this prices them. std::pow is the reference.
+  v.push_back(function_case<T>{
+      "pow(x,2.7)", [](long double x) -> long double { return std::pow(x, 2.7L); },
+      [](const T* in, T* out, std::size_t n) {
+        apply_batches(in, out, n, [](const B& x) { return nax::simd::pow(x, B(T(2.7))); });
+      },
+      [](const T* in, T* out, std::size_t n) {
+        apply_batches(in, out, n, [](const B& x) -> B { return xsimd::pow(x, B(T(2.7))); });
+      } NAX_EIGEN(x.pow(T(2.7))),
+      true});
 #undef NAX_CASE
 #undef NAX_EIGEN
   return v;

@@ -63,7 +63,8 @@ struct state_leaf_map {
 /// opt.step over every floating tensor of a struct: all extents checked first (naming the
 /// tensor's path), then each tensor stepped in field order.
 template <class Opt, class P, class S>
-void step_fields(const Opt& opt, const char* op, P& params, const P& grads, S& states) {
+void step_fields(const Opt& opt, const char* op, const char* what, P& params, const P& grads,
+                 S& states) {
   std::string path;
   // Tensors of integers (token tables, masks) are not trained: they are skipped.
   auto check = [&]<class T, class... A>(std::string_view at, const tensor<T, A...>& w,
@@ -73,14 +74,12 @@ void step_fields(const Opt& opt, const char* op, P& params, const P& grads, S& s
       s.for_each_moment([&](const auto& m, const char* what) { check_extents(op, w, m, what, at); });
     }
   };
-  const std::string what = std::string("nax::optim::") + op;
-  nax::detail::walk_fields(path, what.c_str(), check, std::as_const(params), grads,
-                           std::as_const(states));
+  nax::detail::walk_fields(path, what, check, std::as_const(params), grads, std::as_const(states));
   auto update = [&]<class T, class... A>(std::string_view, tensor<T, A...>& w, const auto& g,
                                          auto& s) {
     if constexpr (std::is_floating_point_v<T>) opt.step(w, g, s);
   };
-  nax::detail::walk_fields(path, what.c_str(), update, params, grads, states);
+  nax::detail::walk_fields(path, what, update, params, grads, states);
 }
 
 }  // namespace detail
@@ -132,7 +131,7 @@ struct sgd {
   /// Steps every tensor of params by its gradient in grads (a struct of the same type).
   template <detail::parameter_tree P>
   void step(P& params, const P& grads, mapped_t<P, detail::state_leaf_map<sgd>>& s) const {
-    detail::step_fields(*this, "sgd", params, grads, s);
+    detail::step_fields(*this, "sgd", "nax::optim::sgd", params, grads, s);
   }
 };
 
@@ -189,7 +188,8 @@ struct adam_family {
   /// Steps every tensor of params by its gradient in grads (a struct of the same type).
   template <detail::parameter_tree P>
   void step(P& params, const P& grads, mapped_t<P, detail::state_leaf_map<adam_family>>& s) const {
-    detail::step_fields(*this, Decoupled ? "adamw" : "adam", params, grads, s);
+    detail::step_fields(*this, Decoupled ? "adamw" : "adam",
+                        Decoupled ? "nax::optim::adamw" : "nax::optim::adam", params, grads, s);
   }
 };
 
