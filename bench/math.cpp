@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
+#include <nax/simd/arch.hpp>  // (pow)
 
 #include <xsimd/xsimd.hpp>
 
