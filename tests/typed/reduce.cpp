@@ -3,9 +3,12 @@
 
 #include <nax/typed/elementwise.hpp>
 
+#include "support/bits.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -150,5 +153,26 @@ TEST_CASE("a NaN gives NaN in max and min wherever it is: vector lanes, tails, a
       CHECK(std::isnan(relu(0, at)));
       CHECK(std::isnan(mx(1, at)));
     }
+  }
+}
+
+TEST_CASE_TEMPLATE("a reduction of a transposed operand has the bits of the contiguous one", T,
+                   float, double) {
+  // An operand not at unit stride is copied into a buffer a segment at a time (leaf_stage): the
+  // sums must not depend on it, over rows shorter and longer than a segment (256 positions), the
+  // reduced axis inner (vector accumulators resumed segment after segment) or outer.
+  for (std::size_t nb : {1, 5, 255, 256, 257, 1000}) {
+    CAPTURE(nb);
+    nax::tensor<T, a_ax, b_ax> x(a_ax{3}, b_ax{nb});
+    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = T(1) / T(i % 97 + 3) - T(0.3);
+    const nax::tensor<T, b_ax, a_ax> t = x + T(0);  // x's transpose, laid out [b, a]
+    const nax::tensor_view<const T, a_ax, b_ax> strided(t.data(), x.extents(),
+                                                        std::array<std::ptrdiff_t, 2>{1, 3});
+    CHECK(nax_test::same_bits(nax::tensor<T, a_ax>(nax::sum<b_ax>(strided)),
+                              nax::tensor<T, a_ax>(nax::sum<b_ax>(x))));
+    CHECK(nax_test::same_bits(nax::tensor<T, a_ax>(nax::max<b_ax>(strided * T(2))),
+                              nax::tensor<T, a_ax>(nax::max<b_ax>(x * T(2)))));
+    CHECK(nax_test::same_bits(nax::tensor<T, b_ax>(nax::sum<a_ax>(strided)),
+                              nax::tensor<T, b_ax>(nax::sum<a_ax>(x))));
   }
 }

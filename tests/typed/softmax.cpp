@@ -7,6 +7,8 @@
 #include <nax/kernels/rows.hpp>
 #include <nax/typed/elementwise.hpp>
 
+#include "support/bits.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -68,6 +70,23 @@ TEST_CASE("softmax along an outer axis matches the transposed inner one") {
   for (std::size_t i = 0; i < 37; ++i)
     for (std::size_t j = 0; j < 5; ++j)
       CHECK(outer(i, j) == doctest::Approx(inner(j, i)).epsilon(1e-12));
+}
+
+TEST_CASE("softmax along a strided axis has the bits of contiguous rows") {
+  // Rows not at unit stride are staged whole (typed/rows.hpp): the kernel reads each row from a
+  // buffer and writes one, scattered after; it must give what it gives on contiguous rows.
+  nax::tensor<double, r_ax, n_ax> x(r_ax{37}, n_ax{5});
+  fill_wave(x, 3);
+  const nax::tensor<double, n_ax, r_ax> t = x + 0.0;  // x's transpose: rows along r contiguous
+  const nax::tensor<double, r_ax, n_ax> outer = nax::softmax<r_ax>(x * 1.0);
+  const nax::tensor<double, n_ax, r_ax> inner = nax::softmax<r_ax>(t * 1.0);
+  const nax::tensor<double, r_ax, n_ax> logs = nax::log_softmax<r_ax>(x);
+  const nax::tensor<double, n_ax, r_ax> inner_logs = nax::log_softmax<r_ax>(t);
+  for (std::size_t i = 0; i < 37; ++i)
+    for (std::size_t j = 0; j < 5; ++j) {
+      CHECK(nax_test::same_bits(outer(i, j), inner(j, i)));
+      CHECK(nax_test::same_bits(logs(i, j), inner_logs(j, i)));
+    }
 }
 
 TEST_CASE("edge rows: constants, -inf entries, empty") {

@@ -3,7 +3,10 @@
 // (so the destination is written contiguously), merges axes that are contiguous for every
 // operand (so a dense expression is one long loop), runs the innermost axis in SIMD vectors with
 // a padded tail, and splits rows (or, for few rows, chunks of the inner axis) over the thread
-// pool. Operands broadcast along the inner axis are splatted once per row.
+// pool. Operands broadcast along the inner axis are splatted once per row. Each assignment
+// compiles one row kernel, for unit stride: operands at another stride (a transposition, a
+// strided view) are copied into small buffers a segment at a time, and a strided destination is
+// written from one, which costs a copy through L1 and spares every expression a second kernel.
 
 #include <algorithm>
 #include <array>
@@ -149,51 +152,53 @@ destination_overlap overlap_of(const C& c, const destination_cursor<V, R>& d,
 /// by 64 inner positions, so each cache line the gathers touch serves all 16 rows while hot.
 inline constexpr std::size_t gather_tile_rows = 16, gather_tile_inner = 64;
 
-// One row of a contiguous destination from a reader of contiguous leaves: pointers in locals,
-// the streaming choice made at compile time. Streaming needs aligned addresses: the first vector
-// is stored normally and the loop restarts at the first aligned position (rewriting a few
-// elements with the same values: a streamed expression never reads its destination).
-template <class L, bool Stream, class C, class T>
-void write_contiguous_row(C& c, T* out, std::size_t begin, std::size_t end) {
+/// Positions of a row staged at a time when an operand or the destination is not at unit stride:
+/// the operand's positions are copied into a buffer of this many (in L1), the row kernel reads
+/// them there, and a strided destination is written from one.
+inline constexpr std::size_t stage_elements = gather_tile_inner;
+
+// n positions of a row, read at unit stride from the cursor's leaves (enter_segment) and written
+// to contiguous out. The one row kernel an assignment compiles. Streaming needs aligned
+// addresses: the first vector is stored normally and the loop restarts at the first aligned
+// position (rewriting a few elements with the same values: a streamed expression never reads
+// its destination).
+template <class L, class C, class T>
+void write_contiguous_row(C& c, T* out, std::size_t n, bool stream) {
   constexpr std::size_t w = simd::width<L>;
   const auto r = c.template reader<L, row_access::contiguous>();
   using V = decltype(r.load(0));
-  std::size_t i = begin;
-  if constexpr (Stream && std::is_same_v<V, simd::vec<T>>) {
-    constexpr std::size_t bytes = sizeof(V);
-    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out + i) % bytes;
-    if (misaligned != 0 && misaligned % sizeof(T) == 0 && i + w <= end) {
-      r.load(i).store_unaligned(out + i);
-      i += (bytes - misaligned) / sizeof(T);
+  std::size_t i = 0;
+  if constexpr (std::is_same_v<V, simd::vec<T>>) {
+    if (stream) {
+      constexpr std::size_t bytes = sizeof(V);
+      const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out) % bytes;
+      if (misaligned != 0 && misaligned % sizeof(T) == 0 && w <= n) {
+        r.load(0).store_unaligned(out);
+        i = (bytes - misaligned) / sizeof(T);
+      }
+      if (reinterpret_cast<std::uintptr_t>(out + i) % bytes == 0)
+        for (; i + w <= n; i += w) simd::stream_store(out + i, r.load(i));
     }
-    if (reinterpret_cast<std::uintptr_t>(out + i) % bytes == 0)
-      for (; i + w <= end; i += w) simd::stream_store(out + i, r.load(i));
+  } else {
+    (void)stream;
   }
   const row_writer<T, true> o{out, 1};
-  for (; i + w <= end; i += w) o.store(i, r.load(i));
-  if (i < end) o.store_tail(i, end - i, load_tail<L>(c, i, end - i));
+  for (; i + w <= n; i += w) o.store(i, r.load(i));
+  if (i < n) o.store_tail(i, n - i, load_tail<L>(c, i, n - i));
 }
 
-// Rows with any layout: strided leaves and destination, gathers read in tiles.
+/// Items lo..hi of a loop nest (rows, or chunks of rows), each written by write_contiguous_row.
+/// `staged`: some leaf or the destination is not at unit stride, so rows go in segments of
+/// stage_elements through buffers (and, when a leaf is read across the inner axis, `tiled`:
+/// in tiles of gather_tile_rows rows).
 template <class L, class C, class T, std::size_t R>
-void write_strided_row(C& c, const destination_cursor<T, R>& d, std::size_t begin,
-                       std::size_t end) {
-  constexpr std::size_t w = simd::width<L>;
-  const auto r = c.template reader<L, row_access::strided>();
-  std::size_t i = begin;
-  for (; i + w <= end; i += w) d.store(i, r.load(i));
-  if (i < end) d.store_tail(i, end - i, load_tail<L>(c, i, end - i));
-}
-
-/// How a loop nest's rows are written: contiguous (streamed or not), or any layout.
-enum class row_kind { strided, contiguous, contiguous_streamed };
-
-template <class L, row_kind Kind, class C, class T, std::size_t R>
 void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
-               std::size_t chunks_per_row, std::size_t chunk, bool tiled, std::size_t lo,
-               std::size_t hi) {
+               std::size_t chunks_per_row, std::size_t chunk, bool staged, bool tiled,
+               std::size_t lo, std::size_t hi) {
   const std::size_t outer = shape.rank - 1, n = shape.inner();
   const std::size_t tile_rows = tiled ? gather_tile_rows : 1, tile = tiled ? gather_tile_inner : n;
+  const leaf_stage stage(c, stage_elements, staged);
+  T* const dst_stage = stage.extra<T>();
   std::array<std::size_t, (R > 0 ? R : 1)> idx{};
   for (std::size_t group = lo; group < hi; group += tile_rows) {
     const std::size_t group_end = std::min(hi, group + tile_rows);
@@ -207,10 +212,19 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
         c.for_each_leaf(
             [&](auto& leaf) { leaf.start_row(row_offset<R>(leaf.stride, idx.data(), outer)); });
         d.row = d.base + row_offset<R>(d.stride, idx.data(), outer);
-        if constexpr (Kind == row_kind::contiguous || Kind == row_kind::contiguous_streamed)
-          write_contiguous_row<L, Kind == row_kind::contiguous_streamed>(c, d.row, begin, end);
-        else
-          write_strided_row<L>(c, d, begin, end);
+        for (std::size_t from = begin; from < end;) {
+          const std::size_t count = staged ? std::min(stage_elements, end - from) : end - from;
+          stage.enter(c, from, count);
+          if (d.step == 1) {
+            write_contiguous_row<L>(c, d.row + from, count, d.stream);
+          } else {
+            write_contiguous_row<L>(c, dst_stage, count, false);
+            for (std::size_t j = 0; j < count; ++j)
+              d.row[static_cast<std::ptrdiff_t>(from + j) * d.step] = dst_stage[j];
+          }
+          leaf_stage::leave(c);
+          from += count;
+        }
       }
     }
   }
@@ -292,20 +306,12 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   const std::size_t items = rows * chunks_per_row;
   const std::size_t item_elements = std::max<std::size_t>(1, std::min(n, chunk));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / item_elements);
-  auto run = [&](auto kind) {
-    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
-      run_items<lane, decltype(kind)::value>(c, d, shape, chunks_per_row, chunk,
-                                             gathers && shape.rank > 1, lo, hi);
-    });
-  };
-  if (d.step == 1 && contiguous_rows(c)) {
-    if (d.stream)
-      run(std::integral_constant<row_kind, row_kind::contiguous_streamed>{});
-    else
-      run(std::integral_constant<row_kind, row_kind::contiguous>{});
-  } else {
-    run(std::integral_constant<row_kind, row_kind::strided>{});
-  }
+  bool staged = d.step != 1;
+  c.for_each_leaf([&](const auto& leaf) { staged |= leaf.needs_stage(); });
+  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+    run_items<lane>(c, d, shape, chunks_per_row, chunk, staged, gathers && shape.rank > 1, lo,
+                    hi);
+  });
 }
 
 }  // namespace detail

@@ -4,7 +4,8 @@
 // the reduced axis (vector accumulators, combined at the end) when it is innermost, else along
 // the kept inner axis (each output chunk accumulated while it sits in L1). The result is a
 // tensor over the remaining axes, in the input's order; in a larger expression
-// (`x - max<hidden>(x)`) it is computed once and read like any tensor.
+// (`x - max<hidden>(x)`) it is computed once and read like any tensor. Operands not at unit
+// stride are read through buffers (leaf_stage), so each reduction compiles one loop.
 
 #include <algorithm>
 #include <array>
@@ -114,14 +115,22 @@ V* reduce_position(C& cur, const destination_cursor<V, R>& d, const loop_shape<R
   return d.base + row_offset<R>(d.stride, idx, shape.rank - 1);
 }
 
+/// Positions of a row a reduction stages at a time when a leaf is not at unit stride
+/// (leaf_stage): a multiple of four vectors, so that accumulate_row, resumed segment after
+/// segment, combines the same values in the same order as over the whole row.
+template <class V>
+inline constexpr std::size_t reduce_stage_elements = std::max<std::size_t>(256, 4 * simd::width<V>);
+
 /// Work items [lo, hi) of a reduction whose inner axis is reduced: items are output elements;
 /// each reduces all its reduced rows in vector accumulators.
-template <class Red, row_access Access, class C, class V, std::size_t R>
+template <class Red, class C, class V, std::size_t R>
 void reduce_row_items(C cur, const destination_cursor<V, R>& d, const reduce_loop<R>& loop,
-                      std::size_t lo, std::size_t hi) {
+                      bool staged, std::size_t lo, std::size_t hi) {
   using vec = simd::vec<V>;
   const loop_shape<R>& shape = loop.shape;
   const std::size_t kept_dims = loop.kept_dims, n = shape.inner();
+  const std::size_t segment = staged ? reduce_stage_elements<V> : n;
+  const leaf_stage stage(cur, segment, staged);
   std::array<std::size_t, (R > 0 ? R : 1)> idx{};
   std::size_t reduced_rows = 1;
   for (std::size_t j = kept_dims; j + 1 < shape.rank; ++j) reduced_rows *= shape.extent[j];
@@ -134,8 +143,14 @@ void reduce_row_items(C cur, const destination_cursor<V, R>& d, const reduce_loo
       split_index(r, shape.extent.data() + kept_dims, shape.rank - 1 - kept_dims,
                   idx.data() + kept_dims);
       target = reduce_position(cur, d, shape, idx.data());
-      accumulate_row<Red>(
-          row_reader<V, C, Access>{&cur}, n, [](const vec& v) { return v; }, acc);
+      for (std::size_t from = 0; from < n; from += segment) {
+        const std::size_t count = std::min(segment, n - from);
+        stage.enter(cur, from, count);
+        accumulate_row<Red>(
+            row_reader<V, C, row_access::contiguous>{&cur}, count, [](const vec& v) { return v; },
+            acc);
+        leaf_stage::leave(cur);
+      }
     }
     *target = Red::combine(*target, combine_accumulators<Red>(acc));
   }
@@ -143,13 +158,16 @@ void reduce_row_items(C cur, const destination_cursor<V, R>& d, const reduce_loo
 
 /// Work items [lo, hi) of a reduction whose inner axis is kept: items are (kept outer row,
 /// chunk of the inner axis); each folds every reduced row into its chunk of the output.
-template <class Red, row_access Access, class C, class V, std::size_t R>
+template <class Red, class C, class V, std::size_t R>
 void reduce_column_items(C cur, const destination_cursor<V, R>& d, const reduce_loop<R>& loop,
-                         std::size_t lo, std::size_t hi) {
+                         bool staged, std::size_t lo, std::size_t hi) {
   using vec = simd::vec<V>;
   constexpr std::size_t w = simd::width<V>;
   const loop_shape<R>& shape = loop.shape;
-  const std::size_t kept_dims = loop.kept_dims, n = shape.inner(), chunk = loop.chunk;
+  const std::size_t kept_dims = loop.kept_dims, n = shape.inner();
+  const std::size_t chunk = loop.chunk;
+  const std::size_t segment = staged ? reduce_stage_elements<V> : chunk;
+  const leaf_stage stage(cur, segment, staged);
   std::array<std::size_t, (R > 0 ? R : 1)> idx{};
   const std::size_t reduced_dims = shape.rank - kept_dims;
   std::size_t reduced_rows = 1;
@@ -162,14 +180,20 @@ void reduce_column_items(C cur, const destination_cursor<V, R>& d, const reduce_
     const std::size_t begin = part * chunk, end = std::min(n, begin + chunk);
     for (std::size_t r = 0; r < reduced_rows; ++r) {
       split_index(r, shape.extent.data(), reduced_dims, idx.data());
-      V* const target = reduce_position(cur, d, shape, idx.data());
-      const auto x = cur.template reader<V, Access>();
-      std::size_t i = begin;
-      for (; i + w <= end; i += w) {
-        const vec v = Red::combine(vec::load_unaligned(target + i), x.load(i));
-        v.store_unaligned(target + i);
+      V* const row = reduce_position(cur, d, shape, idx.data());
+      for (std::size_t from = begin; from < end; from += segment) {
+        const std::size_t count = std::min(segment, end - from);
+        stage.enter(cur, from, count);
+        V* const target = row + from;
+        const auto x = cur.template reader<V, row_access::contiguous>();
+        std::size_t i = 0;
+        for (; i + w <= count; i += w) {
+          const vec v = Red::combine(vec::load_unaligned(target + i), x.load(i));
+          v.store_unaligned(target + i);
+        }
+        for (; i < count; ++i) target[i] = Red::combine(target[i], x.scalar(i));
+        leaf_stage::leave(cur);
       }
-      for (; i < end; ++i) target[i] = Red::combine(target[i], x.scalar(i));
     }
   }
 }
@@ -211,19 +235,13 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   const std::size_t per_item =
       std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
-  auto run_all = [&](auto access) {
-    constexpr row_access Access = decltype(access)::value;
-    parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
-      if constexpr (inner_reduced)
-        reduce_row_items<Red, Access>(c, d, loop, lo, hi);
-      else
-        reduce_column_items<Red, Access>(c, d, loop, lo, hi);
-    });
-  };
-  if (contiguous_rows(c))
-    run_all(std::integral_constant<row_access, row_access::contiguous>{});
-  else
-    run_all(std::integral_constant<row_access, row_access::strided>{});
+  const bool staged = !contiguous_rows(c);
+  parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
+    if constexpr (inner_reduced)
+      reduce_row_items<Red>(c, d, loop, staged, lo, hi);
+    else
+      reduce_column_items<Red>(c, d, loop, staged, lo, hi);
+  });
 }
 
 /// A reduction's operand X (an expression) and axes (at least one). A concept, so that the twins

@@ -68,13 +68,21 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
     stream = !reads;
   }
 
-  auto run = [&](auto access, auto streamed) {
-    constexpr row_access Access = decltype(access)::value;
+  // Rows not at unit stride (A is not innermost for the output or a leaf) are staged whole: each
+  // leaf's row copied into a buffer, the output row written to one and then scattered, so the
+  // kernel is compiled once, for unit stride.
+  const bool staged = !contiguous;
+  auto run = [&](auto streamed) {
     constexpr bool Stream = decltype(streamed)::value;
     const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / n);
     parallel_for(0, rows, grain, [&](std::size_t lo, std::size_t hi) {
       auto cur = c;
       auto more = std::make_tuple(extra...);
+      const leaf_stage stage(cur, n, staged);
+      const auto more_stages = std::apply(
+          [&](const auto&... x) { return std::array<leaf_stage, sizeof...(Extra)>{leaf_stage(x, n, staged)...}; },
+          more);
+      V* const out_stage = stage.extra<V>();
       std::array<std::size_t, R> idx{};
       auto start = [&](auto& leaf) {
         leaf.start_row(row_offset<R>(leaf.stride, idx.data(), R - 1));
@@ -84,48 +92,54 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       if constexpr (Stream) stream_out.nontemporal(nontemporal);
       row_prefetch fetch;
       for (std::size_t r = lo; r < hi; ++r) {
-        if constexpr (Access == row_access::contiguous) {
-          // Fetch the next row of x while this one is computed: each row is a short stream the
-          // hardware prefetchers would only pick up after its first lines. The kernel spreads
-          // the fetches over a sweep from L1 (row_prefetch).
-          if (r + 1 < hi && n * sizeof(V) <= cached_row_bytes) {
-            split_index(r + 1, ext.data(), R - 1, next.data());
-            cur.for_each_leaf([&](const auto& leaf) {
-              if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
-                fetch.later(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
-                            n * sizeof(*leaf.base));
-            });
-          }
+        // Fetch the next row of x while this one is computed: each row is a short stream the
+        // hardware prefetchers would only pick up after its first lines. The kernel spreads
+        // the fetches over a sweep from L1 (row_prefetch).
+        if (!staged && r + 1 < hi && n * sizeof(V) <= cached_row_bytes) {
+          split_index(r + 1, ext.data(), R - 1, next.data());
+          cur.for_each_leaf([&](const auto& leaf) {
+            if constexpr (!std::remove_cvref_t<decltype(leaf)>::splat_row)
+              fetch.later(leaf.base + row_offset<R>(leaf.stride, next.data(), R - 1),
+                          n * sizeof(*leaf.base));
+          });
         }
         split_index(r, ext.data(), R - 1, idx.data());
         cur.for_each_leaf(start);
         std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
+        if (staged) {
+          stage.enter(cur, 0, n);
+          std::size_t k = 0;
+          std::apply([&](auto&... x) { (more_stages[k++].enter(x, 0, n), ...); }, more);
+        }
         V* const row = d.base + row_offset<R>(d.stride, idx.data(), R - 1);
         const auto w = [&] {
           if constexpr (Stream)
             return stream_row_writer<V>{&stream_out, row, &fetch};
           else
-            return row_writer<V, Access == row_access::contiguous>{row, d.step, &fetch};
+            return row_writer<V, true>{staged ? out_stage : row, 1, &fetch};
         }();
         std::apply(
             [&](auto&... x) {
-              kernel(row_reader<V, decltype(cur), Access>{&cur}, w, n,
-                     row_reader<V, std::remove_reference_t<decltype(x)>, Access>{&x}...);
+              kernel(row_reader<V, decltype(cur), row_access::contiguous>{&cur}, w, n,
+                     row_reader<V, std::remove_reference_t<decltype(x)>,
+                                row_access::contiguous>{&x}...);
             },
             more);
         fetch.rest();
+        if (staged) {
+          leaf_stage::leave(cur);
+          std::apply([&](auto&... x) { (leaf_stage::leave(x), ...); }, more);
+          for (std::size_t j = 0; j < n; ++j)
+            row[static_cast<std::ptrdiff_t>(j) * d.step] = out_stage[j];
+        }
       }
       if constexpr (Stream) stream_out.finish();
     });
   };
-  using contiguous_t = std::integral_constant<row_access, row_access::contiguous>;
   if constexpr (streamed_row_kernel<Kernel>) {
-    if (stream) return run(contiguous_t{}, std::true_type{});
+    if (stream) return run(std::true_type{});
   }
-  if (contiguous)
-    run(contiguous_t{}, std::false_type{});
-  else
-    run(std::integral_constant<row_access, row_access::strided>{}, std::false_type{});
+  run(std::false_type{});
 }
 
 }  // namespace nax::detail

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include <boost/mp11/algorithm.hpp>
@@ -94,9 +96,78 @@ struct leaf_cursor {
     step = saved_step;
   }
 
+  /// Whether a kernel reading at unit stride needs this leaf's row copied first (enter_segment).
+  bool needs_stage() const { return !Splat && step != 1; }
+
+  /// For a row kernel that reads positions [from, from + n) of the current row as [0, n) at unit
+  /// stride: a leaf at unit stride moves its row to `from`; one at another stride (a transposed
+  /// or strided operand, or a degenerate stride 0) copies the n elements into `stage` and is
+  /// read there. So an expression needs one row kernel, whatever its operands' layouts.
+  /// leave_segment() undoes it.
+  void enter_segment(std::size_t from, std::size_t n, T* stage) {
+    segment_row = row;
+    segment_step = step;
+    if constexpr (!Splat) {
+      if (step == 1) {
+        row += from;
+        return;
+      }
+      const T* p = row + static_cast<std::ptrdiff_t>(from) * step;
+      for (std::size_t j = 0; j < n; ++j) stage[j] = p[static_cast<std::ptrdiff_t>(j) * step];
+      row = stage;
+      step = 1;
+    } else {
+      (void)from, (void)n, (void)stage;
+    }
+  }
+  void leave_segment() {
+    row = segment_row;
+    step = segment_step;
+  }
+
  private:
   const T* saved_row = nullptr;
   std::ptrdiff_t saved_step = 0;
+  const T* segment_row = nullptr;
+  std::ptrdiff_t segment_step = 0;
+};
+
+/// Buffers through which a kernel reads a cursor's leaves at unit stride, `elements` positions
+/// of a row at a time (leaf_cursor::enter_segment): one per leaf (elements are at most 8 bytes),
+/// and one more for the caller (a strided destination). Allocated only when `staged`; unstaged,
+/// enter() only moves each leaf's row to the segment.
+class leaf_stage {
+ public:
+  template <class C>
+  leaf_stage(const C& c, std::size_t elements, bool staged) : bytes_(elements * 8) {
+    if (!staged) return;
+    std::size_t leaves = 0;
+    c.for_each_leaf([&](const auto&) { ++leaves; });
+    memory_ = std::make_unique_for_overwrite<unsigned char[]>((leaves + 1) * bytes_);
+  }
+  /// Positions [from, from + count) of every leaf's current row, read from 0 at unit stride.
+  template <class C>
+  void enter(C& c, std::size_t from, std::size_t count) const {
+    unsigned char* next = memory_.get();
+    c.for_each_leaf([&](auto& leaf) {
+      using T = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+      if (next) next += bytes_;
+      leaf.enter_segment(from, count, reinterpret_cast<T*>(next));
+    });
+  }
+  template <class C>
+  static void leave(C& c) {
+    c.for_each_leaf([](auto& leaf) { leaf.leave_segment(); });
+  }
+  /// The caller's buffer, of `elements` values of T.
+  template <class T>
+  T* extra() const {
+    return reinterpret_cast<T*>(memory_.get());
+  }
+
+ private:
+  std::size_t bytes_;
+  std::unique_ptr<unsigned char[]> memory_;
 };
 
 /// Whether every leaf of cursor c can be read with row_access::contiguous.
