@@ -20,6 +20,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 #if defined(__unix__)
 #include <signal.h>
 #include <sys/wait.h>
@@ -34,10 +36,7 @@ using thread_id = std::thread::id;
 using steady = std::chrono::steady_clock;
 
 // Restores the thread count a test case found.
-struct keep_num_threads {
-  int saved = nax::num_threads();
-  ~keep_num_threads() { nax::set_num_threads(saved); }
-};
+using keep_num_threads = nax_test::threads_guard;
 
 // Holds every chunk of a region until all `n` have started, so that each runs on its own
 // thread (the caller cannot take a lane back before its own chunk returns). Only for a free

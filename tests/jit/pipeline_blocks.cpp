@@ -11,16 +11,13 @@
 #include <doctest/doctest.h>
 
 #include "support/bits.hpp"
+#include "support/threads.hpp"
 
 namespace {
 
 namespace g = nax::graph;
 
-struct thread_count {  // restores the count even when a REQUIRE fails
-  int saved = nax::num_threads();
-  explicit thread_count(int n) { nax::set_num_threads(n); }
-  ~thread_count() { nax::set_num_threads(saved); }
-};
+using thread_count = nax_test::threads_guard;  // (n): n threads, then the count before
 
 using nax_test::same_bits;
 

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -117,10 +119,7 @@ struct problem {
   }
 };
 
-struct keep_num_threads {
-  int saved = nax::num_threads();
-  ~keep_num_threads() { nax::set_num_threads(saved); }
-};
+using keep_num_threads = nax_test::threads_guard;
 
 constexpr nax::ops::reduce_kind all_kinds[] = {
     nax::ops::reduce_kind::sum, nax::ops::reduce_kind::mean, nax::ops::reduce_kind::max,

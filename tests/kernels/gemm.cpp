@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 namespace {
 
 using namespace gemm_test;
@@ -120,10 +122,7 @@ TEST_CASE_TEMPLATE("gemv: a row vector times a matrix, a matrix times a column v
 
 TEST_CASE_TEMPLATE("gemv on 2 threads: the 1-thread result bit for bit, and the naive product", T,
                    float, double) {
-  struct thread_count {  // restores the count even when a REQUIRE fails
-    int saved = nax::num_threads();
-    ~thread_count() { nax::set_num_threads(saved); }
-  } restore;
+  const nax_test::threads_guard restore;  // the count put back even when a REQUIRE fails
   nax::set_num_threads(2);
   // A batch-1 MLP layer, long side odd (a tail after the last whole vector), C's old values
   // scaled in and a bias: every path of gemv() and update_row().

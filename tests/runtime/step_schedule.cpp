@@ -17,6 +17,7 @@
 #include "random_graph.hpp"
 #include "reference.hpp"
 #include "support/bits.hpp"
+#include "support/threads.hpp"
 
 namespace g = nax::graph;
 using nax::dim;
@@ -26,11 +27,7 @@ using nax::shape;
 
 namespace {
 
-struct thread_count {  // restores the count even when a REQUIRE fails
-  int saved = nax::num_threads();
-  explicit thread_count(int n) { nax::set_num_threads(n); }
-  ~thread_count() { nax::set_num_threads(saved); }
-};
+using thread_count = nax_test::threads_guard;  // (n): n threads, then the count before
 
 using nax_test::same_bits;
 

@@ -9,6 +9,8 @@ namespace nax_test {
 struct threads_guard {
   int saved = nax::num_threads();
   threads_guard() = default;
+  /// n threads until the guard ends.
+  explicit threads_guard(int n) { nax::set_num_threads(n); }
   threads_guard(const threads_guard&) = delete;
   threads_guard& operator=(const threads_guard&) = delete;
   ~threads_guard() { nax::set_num_threads(saved); }

@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/threads.hpp"
+
 namespace {
 
 using n_ax = nax::axis<"n">;
@@ -82,10 +84,7 @@ double run(const Opt& o, Ref reference, std::size_t n, int steps, nax::tensor<T,
   return worst;
 }
 
-struct keep_threads {
-  int saved = nax::num_threads();
-  ~keep_threads() { nax::set_num_threads(saved); }
-};
+using keep_threads = nax_test::threads_guard;
 
 }  // namespace
 
