@@ -8,7 +8,6 @@
 // Exits 0 when the loss has fallen, the loaded parameters are bit for bit the saved ones, and both
 // ways of generating give the same tokens; 1 otherwise. Usage: gpt [TEXT_FILE] [STEPS]
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,11 +23,11 @@
 #include <nax/nax.hpp>
 
 using batch = nax::axis<"batch">;
-using seq = nax::axis<"seq">;    // the positions of a training window
-using kseq = nax::axis<"kseq">;  // the same positions as keys
-inline constexpr std::size_t context = 32;   // training window
-inline constexpr std::size_t max_len = 64;   // longest generated sequence (the cache's length)
-using pos = nax::axis<"pos", max_len>;       // rows of the position table
+using seq = nax::axis<"seq">;                   // the positions of a training window
+using kseq = nax::axis<"kseq">;                 // the same positions as keys
+inline constexpr std::size_t context = 32;      // training window
+inline constexpr std::size_t max_len = 64;      // longest generated sequence (the cache's length)
+using pos = nax::axis<"pos", max_len>;          // rows of the position table
 inline constexpr std::size_t vocab_size = 128;  // ASCII
 using vocab = nax::axis<"vocab", vocab_size>;
 using model = nax::axis<"model", 64>;
@@ -129,8 +128,9 @@ const auto block_at = [](const auto& b, auto k_cache, auto v_cache, auto x, auto
 // The logits [seq=1, vocab] of the token [seq=1] at position `at`, and the two layers' caches
 // with its keys and values written.
 const auto decode = [](const auto& p, const auto& cache, auto token, auto at) {
-  auto x = nax::eval(nax::take<vocab>(p.embed, token) +
-                     nax::rename<nax::axis<"pos", 1>, one>(nax::dynamic_slice<pos, 1>(p.position, at)));
+  auto x =
+      nax::eval(nax::take<vocab>(p.embed, token) +
+                nax::rename<nax::axis<"pos", 1>, one>(nax::dynamic_slice<pos, 1>(p.position, at)));
   auto [x1, k0, v0] = block_at(p.layers[0], cache.layers[0].k, cache.layers[0].v, x, at);
   auto [x2, k1, v1] = block_at(p.layers[1], cache.layers[1].k, cache.layers[1].v, x1, at);
   auto logits = nax::dot<model>(nax::layer_norm<model>(x2, p.lnf_g, p.lnf_b, epsilon), p.head);
@@ -151,11 +151,11 @@ gpt initial_parameters() {
   p.layers.resize(2);
   std::uint64_t stream = 0;
   nax::for_each_field(p, [&](std::string_view path, auto& t) {
-    const bool gain = path.ends_with("_g"), bias = path.ends_with("_b") || path.ends_with(".b1") ||
-                                                 path.ends_with(".b2");
-    std::normal_distribution<float> normal(0.0f, path.ends_with("w2") || path.ends_with("wo")
-                                                     ? 0.02f / std::sqrt(4.0f)
-                                                     : 0.02f);
+    const bool gain = path.ends_with("_g"),
+               bias = path.ends_with("_b") || path.ends_with(".b1") || path.ends_with(".b2");
+    // The projections into the residual stream at half the scale of the others.
+    std::normal_distribution<float> normal(
+        0.0f, path.ends_with("w2") || path.ends_with("wo") ? 0.01f : 0.02f);
     std::mt19937_64 rng(++stream);
     for (std::size_t i = 0; i < t.size(); ++i)
       t.data()[i] = gain ? 1.0f : bias ? 0.0f : normal(rng);
@@ -209,10 +209,9 @@ int main(int argc, char** argv) {
   nax::tensor<std::int32_t, batch, seq> tokens(batch{windows}, seq{context}),
       targets(batch{windows}, seq{context});
   nax::tensor<std::int32_t, seq> positions = nax::iota<std::int32_t, seq>(seq{context});
-  auto step = nax::value_and_grad(loss_of, nax::input(params),
-                                  nax::data<std::int32_t, batch, seq>("tokens"),
-                                  nax::data<std::int32_t, seq>("positions"),
-                                  nax::data<std::int32_t, batch, seq>("targets"));
+  auto step = nax::value_and_grad(
+      loss_of, nax::input(params), nax::data<std::int32_t, batch, seq>("tokens"),
+      nax::data<std::int32_t, seq>("positions"), nax::data<std::int32_t, batch, seq>("targets"));
   nax::optim::adamw opt{.lr = 3e-3, .weight_decay = 0.0};
   auto state = opt.init(params);
   std::mt19937 pick(5);
@@ -250,8 +249,9 @@ int main(int argc, char** argv) {
   // Generating greedily from a prompt, without a cache: the whole prefix for each new token.
   const std::string prompt = "This License";
   std::vector<std::int32_t> uncached(prompt.begin(), prompt.end());
-  auto logits_fn = nax::jit(logits_of, nax::input(loaded), nax::input<std::int32_t, batch, seq>("tokens"),
-                            nax::input<std::int32_t, seq>("positions"));
+  auto logits_fn =
+      nax::jit(logits_of, nax::input(loaded), nax::input<std::int32_t, batch, seq>("tokens"),
+               nax::input<std::int32_t, seq>("positions"));
   while (uncached.size() < max_len) {
     const std::size_t n = uncached.size();
     nax::tensor<std::int32_t, batch, seq> t(batch{1}, seq{n});
@@ -280,7 +280,8 @@ int main(int argc, char** argv) {
     cache.layers[0].v = std::move(v0);
     cache.layers[1].k = std::move(k1);
     cache.layers[1].v = std::move(v1);
-    if (i + 1 >= cached.size()) cached.push_back(static_cast<std::int32_t>(argmax_row(logits.data())));
+    if (i + 1 >= cached.size())
+      cached.push_back(static_cast<std::int32_t>(argmax_row(logits.data())));
   }
   std::printf("without a cache: %s\n", printable(uncached).c_str());
   std::printf("with a KV cache: %s\n", printable(cached).c_str());
