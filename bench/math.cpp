@@ -31,8 +31,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
 #include <nax/simd/arch.hpp>  // (pow)
+#include <nax/simd/math.hpp>  // first: it carries the g++ 12 AVX-512 warning workaround
 
 #include <xsimd/xsimd.hpp>
 

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "support/sanitizers.hpp"
+
 namespace {
 
 using ld = long double;
@@ -34,11 +36,7 @@ bool slow_tests() {
 }
 
 // Instrumented builds run the vector code ~10x slower; sample less there.
-#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
-constexpr std::size_t kScale = 1;
-#else
-constexpr std::size_t kScale = 4;
-#endif
+constexpr std::size_t kScale = nax_test::sweep(4, 1);
 
 // --- references -------------------------------------------------------------------------------
 ld ref_exp(ld x) { return std::exp(x); }

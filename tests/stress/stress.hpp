@@ -10,25 +10,17 @@
 
 #include <unistd.h>
 
+#include "support/sanitizers.hpp"
+
 // Under AddressSanitizer freed memory waits in a quarantine (256 MiB by default) before it is
 // reused, and ThreadSanitizer's shadow and history memory grow with the memory a program touches:
 // there the resident size of a program that frees what it allocates grows anyway, and says
 // nothing about leaks. (A program that allocates nothing still must not grow.)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NAX_STRESS_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define NAX_STRESS_SANITIZED 1
-#endif
-#endif
-#ifndef NAX_STRESS_SANITIZED
-#define NAX_STRESS_SANITIZED 0
-#endif
 
 namespace stress {
 
 /// Whether the resident size of a program that allocates and frees tells a leak (see above).
-inline constexpr bool resident_size_tells_leaks = !NAX_STRESS_SANITIZED;
+inline constexpr bool resident_size_tells_leaks = !nax_test::under_asan && !nax_test::under_tsan;
 
 /// Seconds a stress test runs: NAX_STRESS_SECONDS if set (a positive decimal number, e.g. `600`
 /// or `0.5`), else `fallback` (a few seconds, so that every CI configuration stays fast).

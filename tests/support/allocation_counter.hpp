@@ -10,16 +10,9 @@
 
 #include <atomic>
 
-#if defined(__SANITIZE_THREAD__)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NAX_TEST_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef NAX_TEST_COUNT_ALLOCATIONS
-#define NAX_TEST_COUNT_ALLOCATIONS 1
-#endif
+#include "support/sanitizers.hpp"
+
+#define NAX_TEST_COUNT_ALLOCATIONS (!NAX_TEST_TSAN)
 
 namespace nax_test {
 /// Calls of operator new so far, on every thread (0 forever where NAX_TEST_COUNT_ALLOCATIONS is 0).

@@ -25,6 +25,7 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
@@ -275,7 +276,7 @@ bool scalars_fit_constants(const X& x) {
   if constexpr (is_traced_leaf_v<X>) {
     return true;
   } else if constexpr (requires { x.args(); }) {
-    return std::apply([](const auto&... a) { return (scalars_fit_constants(a) && ...); }, x.args());
+    return unpack([](const auto&... a) { return (scalars_fit_constants(a) && ...); }, x.args());
   } else {
     using T = typename X::value_type;
     return static_cast<T>(static_cast<double>(x.value())) == x.value();
@@ -289,7 +290,7 @@ graph::value lower_op_by_op(graph::builder& g, const X& x) {
   if constexpr (is_traced_leaf_v<X>) {
     return x.node();
   } else if constexpr (requires { x.args(); }) {
-    return std::apply(
+    return unpack(
         [&](const auto&... a) {
           const std::array<graph::value, sizeof...(a)> args{lower_op_by_op(g, a)...};
           return g.elementwise(X::op_type::id, std::span<const graph::value>(args));

@@ -28,6 +28,7 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_of.hpp>
@@ -117,7 +118,7 @@ inline constexpr bool is_tuple_v<std::tuple<X...>> = true;
 template <class R>
 auto traced_results(const R& r) {
   if constexpr (is_tuple_v<R>) {
-    return std::apply([](const auto&... x) { return std::tuple(to_traced(x)...); }, r);
+    return unpack([](const auto&... x) { return std::tuple(to_traced(x)...); }, r);
   } else {
     // An error here means the traced function returns something that is not computed from its
     // inputs: a traced value or expression, or a std::tuple of them.
@@ -250,7 +251,7 @@ struct result_slots<std::tuple<R...>> {
   }
 
   std::tuple<R...> take() {
-    return std::apply([](auto&... r) { return std::tuple<R...>(std::move(*r)...); }, made);
+    return unpack([](auto&... r) { return std::tuple<R...>(std::move(*r)...); }, made);
   }
 };
 
@@ -359,7 +360,7 @@ requires(detail::is_jit_input_v<Inputs>&&...) auto jit(graph::compile_options op
   using result = std::conditional_t<std::tuple_size_v<results> == 1,
                                     std::tuple_element_t<0, results>, results>;
   std::vector<graph::value> outputs;
-  std::apply([&](const auto&... r) { (outputs.push_back(r.node()), ...); }, traced);
+  detail::unpack([&](const auto&... r) { (outputs.push_back(r.node()), ...); }, traced);
   return jit_function<result, Inputs...>(graph::compile(g, outputs, options), std::move(paths));
 }
 

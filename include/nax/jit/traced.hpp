@@ -17,6 +17,7 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
@@ -126,7 +127,7 @@ void for_each_traced(const X& x, F&& f) {
   if constexpr (is_traced_leaf_v<X>) {
     f(x);
   } else if constexpr (requires { x.args(); }) {
-    std::apply([&](const auto&... a) { (for_each_traced(a, f), ...); }, x.args());
+    unpack([&](const auto&... a) { (for_each_traced(a, f), ...); }, x.args());
   } else if constexpr (requires { x.operand(); }) {
     for_each_traced(x.operand(), f);
   }

@@ -215,13 +215,13 @@ void run_items(C c, destination_cursor<T, R> d, const loop_shape<R>& shape,
         for (std::size_t from = begin; from < end;) {
           const std::size_t count = staged ? std::min(stage_elements, end - from) : end - from;
           stage.enter(c, from, count);
-          if (d.step == 1) {
-            write_contiguous_row<L>(c, d.row + from, count, d.stream);
-          } else {
-            write_contiguous_row<L>(c, dst_stage, count, false);
+          // One call site, so that the row kernel is generated once (a strided destination is
+          // written from the stage after it).
+          const bool direct = d.step == 1;
+          write_contiguous_row<L>(c, direct ? d.row + from : dst_stage, count, direct && d.stream);
+          if (!direct)
             for (std::size_t j = 0; j < count; ++j)
               d.row[static_cast<std::ptrdiff_t>(from + j) * d.step] = dst_stage[j];
-          }
           leaf_stage::leave(c);
           from += count;
         }
@@ -309,8 +309,7 @@ void assign(const tensor_view<T, D...>& dst, const E& e) {
   bool staged = d.step != 1;
   c.for_each_leaf([&](const auto& leaf) { staged |= leaf.needs_stage(); });
   parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {
-    run_items<lane>(c, d, shape, chunks_per_row, chunk, staged, gathers && shape.rank > 1, lo,
-                    hi);
+    run_items<lane>(c, d, shape, chunks_per_row, chunk, staged, gathers && shape.rank > 1, lo, hi);
   });
 }
 
@@ -335,4 +334,4 @@ auto eval(const E& e) {
   return tensor_of<typename E::value_type, typename E::axes_type>(e);
 }
 
-}  // namespace nax
+}  // namespace nax::NAX_ISA

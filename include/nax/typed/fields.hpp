@@ -31,6 +31,7 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/typed/tensor.hpp>
 
 // NAX_DETAIL_FOR_EACH(m, a, b, c) is m(a) m(b) m(c): up to 256 arguments (rescans by the four
@@ -145,7 +146,7 @@ void walk_fields(std::string& path, const char* what, F&& f, X& x, Y&... ys) {
       auto one = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
         const std::size_t at = path.size();
         append_path(path, plain::nax_field_names[K]);
-        std::apply([&](auto&... r) { walk_fields(path, what, f, std::get<K>(xr), std::get<K>(r)...); },
+        unpack([&](auto&... r) { walk_fields(path, what, f, std::get<K>(xr), std::get<K>(r)...); },
                    yr);
         path.resize(at);
       };

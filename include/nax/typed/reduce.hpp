@@ -312,4 +312,4 @@ requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome max(
 template <class... Axes, class X, class Outcome = axes_missing_from<X, Axes...>>
 requires(detail::reduction_of<X, Axes...>&& detail::fails<Outcome>) Outcome min(X&& x);
 
-}  // namespace nax
+}  // namespace nax::NAX_ISA

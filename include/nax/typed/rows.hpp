@@ -15,6 +15,7 @@
 
 #include <nax/core/axis_list.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/exec/tuning.hpp>
 #include <nax/kernels/row_io.hpp>
@@ -79,8 +80,10 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
       auto cur = c;
       auto more = std::make_tuple(extra...);
       const leaf_stage stage(cur, n, staged);
-      const auto more_stages = std::apply(
-          [&](const auto&... x) { return std::array<leaf_stage, sizeof...(Extra)>{leaf_stage(x, n, staged)...}; },
+      const auto more_stages = unpack(
+          [&](const auto&... x) {
+            return std::array<leaf_stage, sizeof...(Extra)>{leaf_stage(x, n, staged)...};
+          },
           more);
       V* const out_stage = stage.extra<V>();
       std::array<std::size_t, R> idx{};
@@ -105,11 +108,11 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
         }
         split_index(r, ext.data(), R - 1, idx.data());
         cur.for_each_leaf(start);
-        std::apply([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
+        unpack([&](auto&... x) { (x.for_each_leaf(start), ...); }, more);
         if (staged) {
           stage.enter(cur, 0, n);
           std::size_t k = 0;
-          std::apply([&](auto&... x) { (more_stages[k++].enter(x, 0, n), ...); }, more);
+          unpack([&](auto&... x) { (more_stages[k++].enter(x, 0, n), ...); }, more);
         }
         V* const row = d.base + row_offset<R>(d.stride, idx.data(), R - 1);
         const auto w = [&] {
@@ -118,17 +121,17 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
           else
             return row_writer<V, true>{staged ? out_stage : row, 1, &fetch};
         }();
-        std::apply(
+        unpack(
             [&](auto&... x) {
               kernel(row_reader<V, decltype(cur), row_access::contiguous>{&cur}, w, n,
-                     row_reader<V, std::remove_reference_t<decltype(x)>,
-                                row_access::contiguous>{&x}...);
+                     row_reader<V, std::remove_reference_t<decltype(x)>, row_access::contiguous>{
+                         &x}...);
             },
             more);
         fetch.rest();
         if (staged) {
           leaf_stage::leave(cur);
-          std::apply([&](auto&... x) { (leaf_stage::leave(x), ...); }, more);
+          unpack([&](auto&... x) { (leaf_stage::leave(x), ...); }, more);
           for (std::size_t j = 0; j < n; ++j)
             row[static_cast<std::ptrdiff_t>(j) * d.step] = out_stage[j];
         }
@@ -142,4 +145,4 @@ void for_each_row(const E& e, Out& out, Kernel kernel, Extra... extra) {
   run(std::false_type{});
 }
 
-}  // namespace nax::detail
+}  // namespace nax::NAX_ISA::detail

@@ -17,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "../graphs.hpp"
+#include "support/sanitizers.hpp"
 
 namespace gnn = nax::gnn;
 using head = nax::axis<"head", 2>;
@@ -43,8 +44,9 @@ inputs make_inputs(const gnn::csr& g, std::uint64_t seed) {
           nax::uniform<double, head, feat>(nax::rng{seed, 6}, -1.0, 1.0)};
 }
 
-// Checks the gradient of sum(dout * program) with respect to t at up to 24 of its entries
-// against central differences.
+// Checks the gradient of sum(dout * program) with respect to t at up to 24 of its entries (6
+// under a sanitizer, where each difference takes two slow forward runs) against central
+// differences.
 template <class Program, class Dout, class Grads, class X>
 void check_entries(const gnn::csr& g, Program& program, const Dout& dout, const Grads& grads, X& t,
                    std::mt19937& rng) {
@@ -55,7 +57,7 @@ void check_entries(const gnn::csr& g, Program& program, const Dout& dout, const 
     for (std::size_t i = 0; i < out.size(); ++i) total += out.data()[i] * dout.data()[i];
     return total;
   };
-  for (int k = 0; k < 24 && t.size() > 0; ++k) {
+  for (std::size_t k = 0; k < nax_test::sweep(24, 6) && t.size() > 0; ++k) {
     const std::size_t i = rng() % t.size();
     const double keep = t.data()[i], eps = 1e-6;
     t.data()[i] = keep + eps;

@@ -19,18 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "fresh_dir.hpp"
-
-// ThreadSanitizer ends a child that starts a thread after a fork of a multithreaded process.
-#if defined(__SANITIZE_THREAD__)
-#define NAX_TEST_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NAX_TEST_UNDER_TSAN 1
-#endif
-#endif
-#ifndef NAX_TEST_UNDER_TSAN
-#define NAX_TEST_UNDER_TSAN 0
-#endif
+#include "support/sanitizers.hpp"
 
 namespace fs = std::filesystem;
 namespace k = nax::kernels;
@@ -189,9 +178,10 @@ TEST_CASE("a private temporary directory stands in for an unusable cache") {
   fs::remove_all(dir);
 }
 
+// ThreadSanitizer ends a child that starts a thread after a fork of a multithreaded process.
 TEST_CASE(
     "a forked child compiles on a worker of its own, and gets what its parent's was building" *
-    doctest::skip(NAX_TEST_UNDER_TSAN)) {
+    doctest::skip(nax_test::under_tsan)) {
   native::compile_service& s = native::compile_service::process();
   REQUIRE(s.problem().empty());
   // Keys no earlier run left in the cache (a comment after the unit).

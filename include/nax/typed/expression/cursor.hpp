@@ -237,4 +237,4 @@ auto make_leaf_cursor(const T* data, const std::array<std::ptrdiff_t, N>& stride
   return c;
 }
 
-}  // namespace nax::detail
+}  // namespace nax::NAX_ISA::detail

@@ -14,6 +14,7 @@
 #include <nax/core/dtype.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/ops/dtype_rules.hpp>
 #include <nax/ops/elementwise.hpp>
 #include <nax/typed/expression/base.hpp>
@@ -44,11 +45,11 @@ struct op_reader {
   std::tuple<R...> children;
   // (Each op's result rounded apart from the next op's: simd::op_result.)
   auto load(std::size_t i) const {
-    return std::apply([&](const auto&... r) { return simd::op_result(Op::apply(r.load(i)...)); },
+    return unpack([&](const auto&... r) { return simd::op_result(Op::apply(r.load(i)...)); },
                       children);
   }
   auto scalar(std::size_t i) const {
-    return std::apply([&](const auto&... r) { return simd::op_result(Op::apply(r.scalar(i)...)); },
+    return unpack([&](const auto&... r) { return simd::op_result(Op::apply(r.scalar(i)...)); },
                       children);
   }
 };
@@ -61,15 +62,15 @@ struct op_cursor {
 
   template <class F>
   void for_each_leaf(F&& f) {
-    std::apply([&](auto&... c) { (c.for_each_leaf(f), ...); }, children);
+    unpack([&](auto&... c) { (c.for_each_leaf(f), ...); }, children);
   }
   template <class F>
   void for_each_leaf(F&& f) const {
-    std::apply([&](const auto&... c) { (c.for_each_leaf(f), ...); }, children);
+    unpack([&](const auto&... c) { (c.for_each_leaf(f), ...); }, children);
   }
   template <class L, row_access Access>
   auto reader() const {
-    return std::apply(
+    return unpack(
         [](const auto&... c) {
           return op_reader<Op, decltype(child_reader<L, Access>(c))...>{
               {child_reader<L, Access>(c)...}};
@@ -136,7 +137,7 @@ class op_node : public expression_base {
 
   template <class D>
   auto cursor() const {
-    return std::apply(
+    return unpack(
         [](const auto&... a) {
           return op_cursor<Op, value_type, decltype(a.template cursor<D>())...>{
               {a.template cursor<D>()...}};
@@ -163,7 +164,7 @@ class op_node : public expression_base {
         [&](auto id) {
           using A = typename decltype(id)::type;
           const std::size_t first = extent<A>();
-          std::apply([&](const auto&... a) { (check_one<A>(a, first), ...); }, args_);
+          unpack([&](const auto&... a) { (check_one<A>(a, first), ...); }, args_);
         });
   }
   template <class A, class Arg>
