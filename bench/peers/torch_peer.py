@@ -25,7 +25,10 @@ model], heads as a param; ln1_g, ln1_b, wq, wk, wv [model, attn], wo [attn, mode
 w1 [model, ff], b1, w2 [ff, model], b2; eps, scale: bench/transformer.cpp's block, written as a
 PyTorch user writes it). Training (bench/train.cpp): mlp_train, encoder_train (a step: forward,
 backward, AdamW with params lr and weight_decay) and mlp_grads, encoder_grads (the gradients,
-concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses. Graphs
+concatenated), for the mlp (target: [batch, 768]) and encoder ops' losses. Generation (bench/generate.cpp): gpt_prefill (the first `prefill` of
+`tokens` through the decoder whose weights are loaded by field path, layers.0.wq, ...; params
+layers, heads, eps, scale) and gpt_decode (the token at position `context` - 1 after a cache of
+the ones before it). Graphs
 (bench/gnn.cpp): gnn_sum, gnn_spmm, gnn_gcn (x: [n, feat]), gnn_gat (x: [n, heads, feat],
 a_src, a_dst, slope) and gnn_gat_grads (with dout), over edges src -> dst. `peak OP`: the bytes
 one call of OP adds to the resident set at its peak.
@@ -58,6 +61,18 @@ def blas_thread_setter():
 set_blas_threads = None
 
 
+def blas_library():
+    """The BLAS torch's products run on (Debian's libblas.so.3 alternative: OpenBLAS when
+    libopenblas is installed, else the reference BLAS, many times slower), by its real path."""
+    import os
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "libblas" in path or "libopenblas" in path:
+                return os.path.realpath(path)
+    return "none found"
+
+
 def mlp_block(x, p, eps):
     """The MLP block (bench/mlp_block.hpp) with torch's [out, in] weights w1t, w2t in p."""
     F = torch.nn.functional
@@ -80,6 +95,45 @@ def encoder_block(x, t, heads, eps, scale):
     h = x + o @ t["wo"]
     c = F.layer_norm(h, (m,), t["ln2_g"], t["ln2_b"], eps)
     return h + F.gelu(c @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+
+
+def gpt2_forward(tokens, start, past):
+    """bench/generate.cpp's decoder (GPT-2's blocks: pre-norm, biases, GELU's tanh form, the head
+    tied to the token embedding), as a PyTorch user writes it: tokens [n] at positions
+    start..start + n - 1 after `past`, each layer's (keys, values) [heads, start, hd] or None;
+    the logits [n, vocab] and each layer's keys and values with the new ones (torch.cat)."""
+    F = torch.nn.functional
+    t = tensors
+    heads, eps, scale = int(params["heads"]), params["eps"], params["scale"]
+    n = tokens.shape[0]
+    x = t["wte"][tokens] + t["wpe"][start:start + n]
+    m = x.shape[-1]
+    cache = []
+    for i in range(int(params["layers"])):
+        w = {k: t["layers.%d.%s" % (i, k)] for k in
+             ("ln1_g", "ln1_b", "wq", "wk", "wv", "bq", "bk", "bv", "wo", "bo", "ln2_g", "ln2_b",
+              "w1", "b1", "w2", "b2")}
+        a = F.layer_norm(x, (m,), w["ln1_g"], w["ln1_b"], eps)
+        q = (a @ w["wq"] + w["bq"]).view(n, heads, -1).transpose(0, 1)  # [heads, n, hd]
+        k = (a @ w["wk"] + w["bk"]).view(n, heads, -1).transpose(0, 1)
+        v = (a @ w["wv"] + w["bv"]).view(n, heads, -1).transpose(0, 1)
+        if past is not None:
+            k = torch.cat([past[i][0], k], dim=1)
+            v = torch.cat([past[i][1], v], dim=1)
+        cache.append((k, v))
+        scores = (q @ k.transpose(-1, -2)) * scale  # [heads, n, start + n]
+        if n > 1:
+            seen = torch.ones(n, k.shape[1], dtype=torch.bool).tril(k.shape[1] - n)
+            scores = scores.masked_fill(~seen, -1e9)
+        o = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(n, -1)
+        x = x + o @ w["wo"] + w["bo"]
+        c = F.layer_norm(x, (m,), w["ln2_g"], w["ln2_b"], eps)
+        x = x + F.gelu(c @ w["w1"] + w["b1"], approximate="tanh") @ w["w2"] + w["b2"]
+    logits = F.layer_norm(x, (m,), t["lnf_g"], t["lnf_b"], eps) @ t["wte"].t()
+    return logits, cache
+
+
+past_by_context = {}
 
 
 def op_function(name):
@@ -138,6 +192,20 @@ def op_function(name):
         return training(name, loss, t, names)
     if name.startswith("gnn_"):
         return gnn_function(name)
+    if name == "gpt_prefill":
+        # The first `prefill` tokens: their logits (and the cache, made and dropped).
+        tokens = tensors["tokens"][:int(params["prefill"])].long()
+        return lambda: gpt2_forward(tokens, 0, None)[0]
+    if name == "gpt_decode":
+        # The token at position context - 1 after the cache of the ones before it (made once per
+        # context, outside the timing); each call grows a copy of the cache by one (torch.cat).
+        c = int(params["context"])
+        tokens = tensors["tokens"].long()
+        if c not in past_by_context:
+            with torch.inference_mode():
+                past_by_context[c] = gpt2_forward(tokens[:c - 1], 0, None)[1]
+        past, token = past_by_context[c], tokens[c - 1:c]
+        return lambda: gpt2_forward(token, c - 1, past)[0]
     if name == "mm":
         a, b = tensors["a"], tensors["b"]
         return (lambda: torch.bmm(a, b)) if a.dim() == 3 else (lambda: torch.mm(a, b))
@@ -239,7 +307,7 @@ def status_kb(key):
 def handle(words):
     cmd = words[0]
     if cmd == "hello":
-        return "ok %s %d" % (torch.__version__, torch.get_num_threads())
+        return "ok %s %d, BLAS %s" % (torch.__version__, torch.get_num_threads(), blas_library())
     if cmd == "load":
         name, path, dims = words[1], words[2], [int(d) for d in words[3:]]
         values = np.fromfile(path, dtype=np.float32)
