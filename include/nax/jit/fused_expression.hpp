@@ -25,11 +25,11 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/axis_list.hpp>
-#include <nax/core/unpack.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/jit/traced.hpp>

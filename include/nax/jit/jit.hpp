@@ -28,10 +28,10 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
-#include <nax/core/unpack.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_of.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/jit/fields_input.hpp>

@@ -17,13 +17,13 @@
 
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
-#include <nax/core/unpack.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/typed/expression.hpp>
 

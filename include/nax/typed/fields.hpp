@@ -147,7 +147,7 @@ void walk_fields(std::string& path, const char* what, F&& f, X& x, Y&... ys) {
         const std::size_t at = path.size();
         append_path(path, plain::nax_field_names[K]);
         unpack([&](auto&... r) { walk_fields(path, what, f, std::get<K>(xr), std::get<K>(r)...); },
-                   yr);
+               yr);
         path.resize(at);
       };
       (one(std::integral_constant<std::size_t, I>{}), ...);

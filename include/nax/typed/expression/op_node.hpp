@@ -46,11 +46,11 @@ struct op_reader {
   // (Each op's result rounded apart from the next op's: simd::op_result.)
   auto load(std::size_t i) const {
     return unpack([&](const auto&... r) { return simd::op_result(Op::apply(r.load(i)...)); },
-                      children);
+                  children);
   }
   auto scalar(std::size_t i) const {
     return unpack([&](const auto&... r) { return simd::op_result(Op::apply(r.scalar(i)...)); },
-                      children);
+                  children);
   }
 };
 
