@@ -154,11 +154,7 @@ std::string check_logits(const float* got, const float* want, std::size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // (bench/transformer.cpp says why: PyTorch's OpenMP threads must not spin on the 2 cores.)
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  run_with_passive_omp_wait(argv);
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 7;
   torch_process torch;

@@ -105,10 +105,7 @@ std::vector<float> flat(const gnn::gat_grads<float, head, hfeat>& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!std::getenv("OMP_WAIT_POLICY")) {  // as bench/transformer.cpp: see there
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  run_with_passive_omp_wait(argv);
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 7;
   const int scale = o.n ? static_cast<int>(o.n) : 16;

@@ -8,6 +8,7 @@
 #include <nax/nax.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -587,6 +588,21 @@ void print_header(const char* title, const std::string& torch_info) {
 #undef NAX_SET
   }
   return total;
+}
+
+// PyTorch runs its ops on OpenMP and its products on OpenBLAS's threads; with libgomp's default
+// spin-waiting, OpenMP workers spin on the cores the other threads need (bench/jit.cpp measured
+// 2-thread runs several times slower on 2 cores). libgomp reads the policy when it loads, so a
+// benchmark calls this first in main: unless OMP_WAIT_POLICY is set, the program runs itself
+// again with it passive (the torch child inherits it). Returns if the policy was set, or if the
+// re-run failed (said on stderr; the policy then stays unset).
+[[maybe_unused]] void run_with_passive_omp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "bench: cannot re-run itself (%s); OMP_WAIT_POLICY stays unset\n",
+               std::strerror(errno));
+  unsetenv("OMP_WAIT_POLICY");
 }
 
 // Starts the torch child if the build found PyTorch; says what happened.

@@ -472,12 +472,7 @@ void write_pipeline_trace(const std::string& path, std::size_t m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP loops beside OpenBLAS's threads on 2 cores: see bench/jit.cpp.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-    std::fprintf(stderr, "bench_pipeline: cannot re-run itself (%s)\n", std::strerror(errno));
-  }
+  run_with_passive_omp_wait(argv);
   std::string trace_path, pipeline_trace_path;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {

@@ -438,10 +438,7 @@ void section_build(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!std::getenv("OMP_WAIT_POLICY")) {  // see bench/jit.cpp
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  run_with_passive_omp_wait(argv);
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--trace" && i + 1 < argc) {

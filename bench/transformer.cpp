@@ -50,13 +50,7 @@ std::string check(const weights& w, const nax::tensor<float, batch, seq, model>&
 }  // namespace
 
 int main(int argc, char** argv) {
-  // PyTorch runs its ops on OpenMP and its products on OpenBLAS's pthreads; with libgomp's
-  // default spin-waiting their threads fight over the 2 cores (bench/jit.cpp measured it). The
-  // policy is read when libgomp loads, so it is set by running this program again.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  run_with_passive_omp_wait(argv);
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 9;
   torch_process torch;
