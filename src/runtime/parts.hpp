@@ -74,7 +74,6 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/passes/fuse_reduce.hpp>
 #include <nax/graph/passes/fuse_softmax.hpp>
 #include <nax/graph/passes/fusion_group.hpp>
-#include <nax/graph/passes/use_offered_kernels.hpp>
 #include <nax/graph/pipeline_chains.hpp>
 #include <nax/graph/to_dot.hpp>
 #endif

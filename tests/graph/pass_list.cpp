@@ -33,11 +33,9 @@ TEST_CASE("the default pass list, in order, and a list of one's own") {
   std::vector<std::string> names;
   for (const g::pass& p : g::make_pass_list()) names.emplace_back(p.name);
   CHECK(names == std::vector<std::string>{"dead_code", "cse", "fuse_layer_norm", "fuse_softmax",
-                                          "fuse_dense", "fuse_elementwise", "fuse_reduce",
-                                          "use_offered_kernels"});
+                                          "fuse_dense", "fuse_elementwise", "fuse_reduce"});
   names.clear();
-  for (const g::pass& p :
-       g::make_pass_list({.fuse = {.softmax = false, .reduce = false, .offered_kernels = false}}))
+  for (const g::pass& p : g::make_pass_list({.fuse = {.softmax = false, .reduce = false}}))
     names.emplace_back(p.name);
   CHECK(names == std::vector<std::string>{"dead_code", "cse", "fuse_layer_norm", "fuse_dense",
                                           "fuse_elementwise"});

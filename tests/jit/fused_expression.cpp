@@ -1,6 +1,7 @@
-// An elementwise expression over traced values is one graph node running the typed evaluator's
-// fused loop: bitwise equal to the eager evaluation, one operand per distinct input. A mask of
-// one element type selects values of another, traced and in the graph's own where.
+// An elementwise expression over traced values is its ops in the graph, fused as a builder
+// graph's and bitwise equal to the eager evaluation; one a double cannot spell is one node
+// running the typed evaluator's loop. A mask of one element type selects values of another,
+// traced and in the graph's own where.
 #include "jit_helpers.hpp"
 
 #include <cstddef>
@@ -19,15 +20,14 @@ const auto elementwise = [](auto x, auto y) {
 
 }  // namespace
 
-TEST_CASE("jit: a pure elementwise function is one fused node over its distinct inputs") {
+TEST_CASE("jit: a pure elementwise function is its ops, fused as a builder graph's") {
   auto f =
       nax::jit(elementwise, nax::input<float, batch, hidden>("x"), nax::input<float, hidden>("y"));
-  REQUIRE(f.executable().program().steps.size() == 1);
-  const g::program_step& s = f.executable().program().steps[0];
-  CHECK(s.kind() == g::op_kind::external);
-  CHECK(s.args.size() == 2);  // x and y, each read twice by the expression
-  CHECK(s.as<g::external_op>().kernel->label() ==
-        "fused: greater, neg, exp, mul, tanh, mul, add, where, add");
+  // y * y, over hidden alone, is computed once rather than per row; the rest is one group.
+  const std::vector<g::program_step>& steps = f.executable().program().steps;
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].kind() == g::op_kind::elementwise);
+  CHECK(steps[1].kind() == g::op_kind::fused_elementwise);
 
   nax::tensor<float, hidden> y;
   fill(y, 1);
@@ -36,7 +36,7 @@ TEST_CASE("jit: a pure elementwise function is one fused node over its distinct 
     nax::tensor<float, batch, hidden> x{batch(n)};
     fill(x, 2 + static_cast<std::uint32_t>(n));
     const nax::tensor<float, batch, hidden> got = f(x, y);
-    check_close(got, nax::eval(eager(elementwise, x, y)), 0);  // the very same loop
+    check_close(got, nax::eval(eager(elementwise, x, y)), 0);  // the typed loop's bits
   }
 
   // A strided view is copied before the run.
@@ -45,6 +45,29 @@ TEST_CASE("jit: a pure elementwise function is one fused node over its distinct 
   const nax::tensor_view<const float, batch, hidden> every_other(
       wide.data(), nax::extents<batch, hidden>(batch(3)), {2 * 24, 1});
   check_close(f(every_other, y), nax::eval(elementwise(every_other, y)), 0);
+}
+
+TEST_CASE("jit: an i64 scalar a double cannot hold makes its expression one node of its own") {
+  static constexpr std::int64_t big = (std::int64_t{1} << 60) + 1;  // no double holds it
+  auto exact = nax::jit([](auto x) { return x * std::int64_t{3} + std::int64_t{1}; },
+                        nax::input<std::int64_t, batch>("x"));
+  auto inexact = nax::jit([](auto x) { return x * std::int64_t{3} + big; },
+                          nax::input<std::int64_t, batch>("x"));
+  REQUIRE(exact.executable().program().steps.size() == 1);
+  CHECK(exact.executable().program().steps[0].kind() == g::op_kind::fused_elementwise);
+  REQUIRE(inexact.executable().program().steps.size() == 1);
+  const g::program_step& s = inexact.executable().program().steps[0];
+  REQUIRE(s.kind() == g::op_kind::external);
+  CHECK(s.as<g::external_op>().kernel->label() == "fused: mul, add");
+
+  nax::tensor<std::int64_t, batch> x{batch(5)};
+  for (std::size_t i = 0; i < 5; ++i) x(i) = static_cast<std::int64_t>(i) - 2;
+  const nax::tensor<std::int64_t, batch> e = exact(x), n = inexact(x);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    CHECK(e(i) == x(i) * 3 + 1);
+    CHECK(n(i) == x(i) * 3 + big);
+  }
 }
 
 TEST_CASE("jit: two different fused expressions over the same inputs stay two nodes") {

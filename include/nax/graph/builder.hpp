@@ -106,14 +106,6 @@ class builder {
   NAX_RUNTIME_INLINE value external(std::shared_ptr<const external_kernel> kernel,
                                     std::span<const value> args, nax::shape result);
 
-  /// Offers `kernel`, which computes the value of `root` from `operands` alone as a result of
-  /// shape `result` (root's, its axes in the order the kernel writes), for the case where fusion
-  /// makes root's elementwise ops a group of their own (graph/kernel_offer.hpp; nax::jit's
-  /// typed loops). The nodes made for root are those from `first` to root.
-  NAX_RUNTIME_INLINE void offer_kernel(value root, std::shared_ptr<const external_kernel> kernel,
-                                       std::span<const value> operands, nax::shape result,
-                                       node_id first);
-
   // Shape ops. Every dynamic extent of a result must be the extent of a named axis, so that the
   // runtime can resolve it from an axis binding: these ops never make a dynamic axis that is
   // unnamed or derived (`seq - 1`, `past + seq`). An op that changes nothing returns x itself.
@@ -438,21 +430,6 @@ NAX_RUNTIME_INLINE value builder::external(std::shared_ptr<const external_kernel
   return push(std::move(n));
 }
 
-NAX_RUNTIME_INLINE void builder::offer_kernel(value root,
-                                              std::shared_ptr<const external_kernel> kernel,
-                                              std::span<const value> operands, nax::shape result,
-                                              node_id first) {
-  if (!kernel) nax::detail::throw_shape_error("nax::graph::offer_kernel: no kernel");
-  kernel_offer o;
-  o.root = operand("offer_kernel", root);
-  if (first > o.root)
-    nax::detail::throw_shape_error("nax::graph::offer_kernel: the first node is after the root");
-  o.interior_begin = first;
-  o.kernel = std::move(kernel);
-  for (const value& v : operands) o.operands.push_back(operand("offer_kernel", v));
-  o.result = std::move(result);
-  graph_.offer(std::move(o));
-}
 
 NAX_RUNTIME_INLINE value builder::reshape(value x, nax::shape target) {
   std::optional<node> n = detail::infer_reshape(graph_, operand("reshape", x), target);

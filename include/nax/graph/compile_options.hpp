@@ -15,12 +15,11 @@ namespace nax::NAX_ISA::graph {
 
 /// Which fusion passes compile runs (each is one pass of graph/passes/).
 struct fusion_options {
-  bool elementwise = true;      // groups of elementwise ops -> one elementwise program
-  bool dense = true;            // dot_general -> add(bias) -> activation -> one GEMM with epilogue
-  bool softmax = true;          // softmax from primitives -> the softmax kernel
-  bool layer_norm = true;       // layer_norm from primitives -> the layer_norm kernel
-  bool reduce = true;           // elementwise group -> reduction over a run of its axes -> one step
-  bool offered_kernels = true;  // a group left as nax::jit traced it -> its compiled loop
+  bool elementwise = true;  // groups of elementwise ops -> one elementwise program
+  bool dense = true;        // dot_general -> add(bias) -> activation -> one GEMM with epilogue
+  bool softmax = true;      // softmax from primitives -> the softmax kernel
+  bool layer_norm = true;   // layer_norm from primitives -> the layer_norm kernel
+  bool reduce = true;       // elementwise group -> reduction over a run of its axes -> one step
 };
 
 /// Whether level 2 runs independent steps side by side (runtime/step_schedule.hpp).

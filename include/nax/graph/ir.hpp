@@ -13,7 +13,6 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
-#include <nax/graph/kernel_offer.hpp>
 #include <nax/graph/node.hpp>
 
 namespace nax::NAX_ISA::graph {
@@ -51,19 +50,14 @@ class ir {
   /// Whether node i is one of the outputs.
   NAX_RUNTIME_INLINE bool is_output(node_id i) const noexcept;
 
-  /// The kernels offered for values of the graph (graph/kernel_offer.hpp), by builder node ids.
-  std::span<const kernel_offer> offers() const noexcept { return offers_; }
-  void offer(kernel_offer o) { offers_.push_back(std::move(o)); }
-
   /// Appends n (its inputs must be nodes of this graph) and returns its id. Its origin is set
   /// to that id unless `keep_origin`.
   NAX_RUNTIME_INLINE node_id add(node n, bool keep_origin = false);
 
-  /// Drops the nodes from id n on (no node before n reads them), and the kernels offered for them.
+  /// Drops the nodes from id n on (no node before n reads them).
   void truncate(std::size_t n) {
     if (n >= nodes_.size()) return;
     nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(n), nodes_.end());
-    std::erase_if(offers_, [n](const kernel_offer& o) { return o.root >= n; });
   }
 
   /// Who reads each node.
@@ -84,7 +78,6 @@ class ir {
  private:
   std::vector<node> nodes_;
   std::vector<node_id> outputs_;
-  std::vector<kernel_offer> offers_;
 };
 
 }  // namespace nax::graph

@@ -2,12 +2,12 @@
 // The passes level 1 runs, in order, as compile_options choose them:
 //
 //   dead_code -> cse -> fuse_layer_norm -> fuse_softmax -> fuse_dense -> fuse_elementwise
-//       -> fuse_reduce -> use_offered_kernels
+//       -> fuse_reduce
 //
 // Dead nodes dropped first, then common subexpressions, so that the patterns see one node where a
 // model spelled one value twice; the patterns (kernels that exist) before the generic elementwise
-// groups, which would otherwise swallow their elementwise parts; the reductions over finished
-// groups; last, the kernels nax::jit offered for groups that fusion left as they were traced.
+// groups, which would otherwise swallow their elementwise parts; last, the reductions over
+// finished groups.
 
 #include <nax/core/isa.hpp>
 #include <nax/graph/compile_options.hpp>
@@ -19,7 +19,6 @@
 #include <nax/graph/passes/fuse_layer_norm.hpp>
 #include <nax/graph/passes/fuse_reduce.hpp>
 #include <nax/graph/passes/fuse_softmax.hpp>
-#include <nax/graph/passes/use_offered_kernels.hpp>
 
 namespace nax::NAX_ISA::graph {
 
@@ -33,7 +32,6 @@ inline pass_list make_pass_list(const compile_options& options = {}) {
   if (f.dense) list.push_back({"fuse_dense", &passes::fuse_dense});
   if (f.elementwise) list.push_back({"fuse_elementwise", &passes::fuse_elementwise});
   if (f.reduce) list.push_back({"fuse_reduce", &passes::fuse_reduce});
-  if (f.offered_kernels) list.push_back({"use_offered_kernels", &passes::use_offered_kernels});
   return list;
 }
 

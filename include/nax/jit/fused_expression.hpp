@@ -1,10 +1,10 @@
 #pragma once
 // An elementwise expression over traced values in the graph: its ops as elementwise nodes, so
-// that the fusion passes treat them as a builder graph's, with its own fused loop (instantiated
-// at C++ compile time: the typed evaluator, nax/typed/evaluate.hpp, run on the expression type E
-// with every traced leaf replaced by a const view of the run's buffer) offered for the group
-// they make when fusion leaves them alone (graph/kernel_offer.hpp). An expression the graph
-// cannot spell op by op (a cast, a tensor of its own) is one node running that loop.
+// that the fusion passes treat them as a builder graph's and the runtime's fused kernels run
+// them. An expression the graph cannot spell op by op (a cast inside, a tensor of its own) is
+// one node running its own fused loop, instantiated at C++ compile time: the typed evaluator
+// (nax/typed/evaluate.hpp) run on the expression type E with every traced leaf replaced by a
+// const view of the run's buffer.
 //
 // Rebinding: the node keeps E (immutable) and, per leaf, which operand it reads. Each run builds
 // a fresh expression of the rebound type on its own stack from E, the run's value addresses and
@@ -270,10 +270,24 @@ inline constexpr bool lowers_op_by_op_v<scalar_node<T>> = !std::is_same_v<T, boo
 template <class Op, class... Args>
 inline constexpr bool lowers_op_by_op_v<op_node<Op, Args...>> = (lowers_op_by_op_v<Args> && ...);
 
+/// Whether every value of scalar type T is exactly a double, the type of a graph constant (an
+/// i64 or u64 scalar may not be: its expression's fit is checked when it is traced).
+template <class T>
+inline constexpr bool exact_in_double_v = std::is_floating_point_v<T> || sizeof(T) <= 4;
+
+/// Whether every scalar of X's type is exactly a graph constant, whatever its value.
+template <class X>
+inline constexpr bool scalars_always_fit_v = true;
+template <class T>
+inline constexpr bool scalars_always_fit_v<scalar_node<T>> = exact_in_double_v<T>;
+template <class Op, class... Args>
+inline constexpr bool scalars_always_fit_v<op_node<Op, Args...>> =
+    (scalars_always_fit_v<Args> && ...);
+
 /// Whether every scalar of x is exactly a graph constant (a double).
 template <class X>
 bool scalars_fit_constants(const X& x) {
-  if constexpr (is_traced_leaf_v<X>) {
+  if constexpr (scalars_always_fit_v<X>) {
     return true;
   } else if constexpr (requires { x.args(); }) {
     return unpack([](const auto&... a) { return (scalars_fit_constants(a) && ...); }, x.args());
@@ -307,12 +321,23 @@ inline constexpr bool is_cast_node_v = false;
 template <class U, class E>
 inline constexpr bool is_cast_node_v<cast_node<U, E>> = true;
 
+/// The builder a traced expression's leaves belong to.
+template <class X>
+graph::builder& builder_of(const X& x) {
+  graph::builder* b = nullptr;
+  for_each_traced(x, [&](const auto& leaf) {
+    if (!b) b = &leaf.node().owner();
+  });
+  return *b;
+}
+
 /// The graph value of x: a traced value's own node; for an elementwise expression over traced
 /// values, its ops as elementwise nodes, fused by the graph's passes with whatever reads or
-/// feeds them, with the expression's own loop offered for the group they make if fusion leaves
-/// them alone (graph/kernel_offer.hpp); for a cast, a convert node of its operand's value; or,
-/// when the expression has a cast inside or a tensor of its own, one node that runs that loop.
-/// Its axes may be in another order than X's: make_traced lines them up.
+/// feeds them; for a cast, a convert node of its operand's value; or, when the expression has a
+/// cast inside or a tensor of its own (or an i64 scalar no double holds), one node that runs
+/// its compile-time loop. Its axes may be in another order than X's: make_traced lines them up.
+/// (The op-by-op form compiles no loop of X's own: a model file compiles in about half the time
+/// and memory, and the group runs the runtime's fused kernels, native or interpreted.)
 template <class X>
 graph::value lower(const X& x) {
   if constexpr (is_traced_leaf_v<X>) {
@@ -327,18 +352,18 @@ graph::value lower(const X& x) {
     // was given to a graph op or returned from the traced function.
     static_assert(is_traced_v<X>,
                   "nax::jit: this value is not computed from the traced function's inputs");
-    auto [kernel, operands] = fused_kernel_of(x);
-    graph::builder& g = operands[0].owner();
-    const nax::shape result = traced_over<typename X::value_type, typename X::axes_type>::shape();
-    if constexpr (lowers_op_by_op_v<X>) {
-      if (scalars_fit_constants(x)) {
-        const auto first = static_cast<graph::node_id>(g.size());
-        const graph::value root = lower_op_by_op(g, x);
-        g.offer_kernel(root, std::move(kernel), operands, result, first);
-        return root;
+    if constexpr (lowers_op_by_op_v<X> && scalars_always_fit_v<X>) {
+      return lower_op_by_op(builder_of(x), x);
+    } else {
+      if constexpr (lowers_op_by_op_v<X>) {
+        if (scalars_fit_constants(x)) return lower_op_by_op(builder_of(x), x);
       }
+      auto [kernel, operands] = fused_kernel_of(x);
+      graph::builder& g = operands[0].owner();
+      const nax::shape result =
+          traced_over<typename X::value_type, typename X::axes_type>::shape();
+      return g.external(std::move(kernel), operands, result);
     }
-    return g.external(std::move(kernel), operands, result);
   }
 }
 

@@ -36,16 +36,6 @@
 namespace nax::NAX_ISA {
 namespace detail {
 
-/// The builder a traced expression's leaves belong to.
-template <class X>
-graph::builder& builder_of(const X& x) {
-  graph::builder* b = nullptr;
-  for_each_traced(x, [&](const auto& leaf) {
-    if (!b) b = &leaf.node().owner();
-  });
-  return *b;
-}
-
 /// The symbolic shape of T over the axes of list L (dynamic axes by name).
 template <class T, class L>
 nax::shape traced_shape() {
