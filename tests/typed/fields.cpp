@@ -74,6 +74,7 @@ void check_same(const P& a, const P& b) {
 
 TEST_CASE("NAX_FIELDS: paths in field order through structs, vectors and arrays") {
   static_assert(std::is_aggregate_v<net> && std::is_aggregate_v<attention>);
+  static_assert(net::nax_field_count() == 3 && attention::nax_field_count() == 3);  // listed ones
   net p = make_net(2, 5, 0);
   std::vector<std::string> paths;
   std::vector<std::size_t> sizes;

@@ -3,6 +3,7 @@
 
 #include <nax/typed/tensor.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -11,6 +12,10 @@ using row = nax::axis<"row">;
 using col = nax::axis<"col">;
 
 namespace test_values {
+
+// Shapes [row, col] that cover one element, a tail alone, and full vectors with tails.
+inline constexpr std::array<std::array<std::size_t, 2>, 4> sizes{
+    {{1, 1}, {1, 7}, {3, 33}, {5, 1027}}};
 
 // Deterministic values spread over [lo, hi].
 template <class T>

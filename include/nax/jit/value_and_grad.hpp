@@ -117,12 +117,7 @@ struct gradient_results {
 template <class X>
 void resize_like(X& dst, const X& src) {
   if constexpr (field_struct<X>) {
-    auto d = dst.nax_field_refs();
-    const auto s = src.nax_field_refs();
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (resize_like(std::get<I>(d), std::get<I>(s)), ...);
-    }
-    (std::make_index_sequence<std::tuple_size_v<decltype(d)>>{});
+    dst.nax_zip_fields([](std::string_view, auto& d, const auto& s) { resize_like(d, s); }, src);
   } else if constexpr (is_std_vector_v<X> || is_std_array_v<X>) {
     if constexpr (is_std_vector_v<X>) dst.resize(src.size());
     for (std::size_t i = 0; i < src.size(); ++i) resize_like(dst[i], src[i]);

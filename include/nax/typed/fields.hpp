@@ -31,7 +31,6 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
-#include <nax/core/unpack.hpp>
 #include <nax/typed/tensor.hpp>
 
 // NAX_DETAIL_FOR_EACH(m, a, b, c) is m(a) m(b) m(c): up to 256 arguments (rescans by the four
@@ -53,15 +52,32 @@
 #define NAX_DETAIL_FIELD_NAME(f) #f,
 #define NAX_DETAIL_FIELD_TYPE(f) using nax_field_type_##f = decltype(f);
 #define NAX_DETAIL_MAPPED_FIELD(f) ::nax::mapped_t<nax_field_type_##f, NaxMap> f;
+#define NAX_DETAIL_ZIP_FIELD(f) nax_f(#f, f, nax_ys.f...);
+#define NAX_DETAIL_BUILD_FIELD(f) nax_f(#f, f),
 
-// The members NAX_FIELDS declares (in the struct and in its mirror): their names and the fields
-// as a tuple of references, in order. (It ends with a function's definition, so that a semicolon
-// after NAX_FIELDS(...) is allowed, and none is needed.)
-#define NAX_DETAIL_FIELD_MEMBERS(...)                                                        \
-  static constexpr std::string_view nax_field_names[] = {NAX_DETAIL_FOR_EACH(                \
-      NAX_DETAIL_FIELD_NAME, __VA_ARGS__)};                                                  \
-  auto nax_field_refs() noexcept { return std::tie(__VA_ARGS__); }                           \
-  auto nax_field_refs() const noexcept { return std::tie(__VA_ARGS__); }
+// The members NAX_FIELDS declares (in the struct and in its mirror): the field names in order;
+// nax_zip_fields(f, ys...), which calls f(name, field, ys.field...) for each field in order (ys
+// are structs with the same field names: mirrors); and nax_build<M>(f), an M braced from
+// f(name, field) in field order; nax_field_count(). Plain calls, no tuple of references: each
+// costs the compiler one instantiation per field type. (It ends with the definition of a
+// function that is not a template, so that a semicolon after NAX_FIELDS(...) is allowed, and
+// none is needed.)
+#define NAX_DETAIL_FIELD_MEMBERS(...)                                      \
+  static constexpr std::string_view nax_field_names[] = {                  \
+      NAX_DETAIL_FOR_EACH(NAX_DETAIL_FIELD_NAME, __VA_ARGS__)};            \
+  template <class NaxF, class... NaxY>                                     \
+  void nax_zip_fields(NaxF&& nax_f, NaxY&... nax_ys) {                     \
+    NAX_DETAIL_FOR_EACH(NAX_DETAIL_ZIP_FIELD, __VA_ARGS__)                 \
+  }                                                                        \
+  template <class NaxF, class... NaxY>                                     \
+  void nax_zip_fields(NaxF&& nax_f, NaxY&... nax_ys) const {               \
+    NAX_DETAIL_FOR_EACH(NAX_DETAIL_ZIP_FIELD, __VA_ARGS__)                 \
+  }                                                                        \
+  template <class NaxM, class NaxF>                                        \
+  NaxM nax_build(NaxF&& nax_f) const {                                     \
+    return NaxM{NAX_DETAIL_FOR_EACH(NAX_DETAIL_BUILD_FIELD, __VA_ARGS__)}; \
+  }                                                                        \
+  static constexpr std::size_t nax_field_count() noexcept { return std::size(nax_field_names); }
 
 /// Lists a struct's fields (see the file comment): NAX_FIELDS(wq, wk, wv, wo), after them, in a
 /// struct at namespace scope (a local class cannot hold the members it declares).
@@ -78,8 +94,7 @@ namespace nax::NAX_ISA {
 
 /// A struct whose fields NAX_FIELDS lists (or the mirror of one).
 template <class S>
-concept field_struct = requires(S& s) {
-  s.nax_field_refs();
+concept field_struct = requires {
   S::nax_field_names;
 };
 
@@ -140,19 +155,14 @@ template <class F, class X, class... Y>
 void walk_fields(std::string& path, const char* what, F&& f, X& x, Y&... ys) {
   using plain = std::remove_const_t<X>;
   if constexpr (field_struct<plain>) {
-    auto xr = x.nax_field_refs();
-    auto yr = std::make_tuple(ys.nax_field_refs()...);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      auto one = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
-        const std::size_t at = path.size();
-        append_path(path, plain::nax_field_names[K]);
-        unpack([&](auto&... r) { walk_fields(path, what, f, std::get<K>(xr), std::get<K>(r)...); },
-               yr);
-        path.resize(at);
-      };
-      (one(std::integral_constant<std::size_t, I>{}), ...);
-    }
-    (std::make_index_sequence<std::tuple_size_v<decltype(xr)>>{});
+    x.nax_zip_fields(
+        [&](std::string_view name, auto& xf, auto&... yf) {
+          const std::size_t at = path.size();
+          append_path(path, name);
+          walk_fields(path, what, f, xf, yf...);
+          path.resize(at);
+        },
+        ys...);
   } else if constexpr (is_std_vector_v<plain> || is_std_array_v<plain>) {
     if constexpr (is_std_vector_v<plain>) {
       auto check = [&](const auto& y) {
@@ -186,11 +196,7 @@ mapped_t<X, Map> build_mirror(std::string& path, const X& x, Make& make) {
     return r;
   };
   if constexpr (field_struct<X>) {
-    const auto xr = x.nax_field_refs();
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return M{at_part(X::nax_field_names[I], std::get<I>(xr))...};  // (braced: in field order)
-    }
-    (std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(xr)>>>{});
+    return x.template nax_build<M>(at_part);  // (braced: in field order)
   } else if constexpr (is_std_vector_v<X>) {
     M out;
     out.reserve(x.size());
