@@ -43,7 +43,8 @@ TEST_CASE("jit: slice and concat") {
   nax::tensor<float, batch, hidden> x{batch(3)};
   fill(x, 9);
   const auto y = f(x);
-  static_assert(std::is_same_v<decltype(y), const nax::tensor<float, batch, nax::axis<"part">>>);
+  static_assert(std::is_same_v<decltype(y),
+                               const nax::tensor<float, batch, nax::axis<"part", nax::upto(48)>>>);
   REQUIRE(y.extent<nax::axis<"part">>() == 16);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t c = 0; c < 8; ++c) {
@@ -99,4 +100,45 @@ TEST_CASE("jit: a result over a renamed axis and one over a slice get their exte
   CHECK(s.extent<seq>() == 2);
   check_close(p, nax::tensor<float, batch, seq, kseq>(ep));
   check_close(s, nax::tensor<float, batch, seq, hidden>(es));
+}
+
+TEST_CASE("jit: concat<A, B> along a bounded axis, the joined axis named per layer alike") {
+  using pos = nax::axis<"pos", nax::upto(8)>;
+  using one = nax::axis<"pos", 1>;
+  using ctx = nax::axis<"ctx">;
+  // Two layers' caches grown by one position each: both joined axes are ctx (one size).
+  const auto grow = [](auto k0, auto k1, auto s0, auto s1) {
+    auto g0 = nax::concat<pos, ctx>(k0, s0);
+    auto g1 = nax::concat<pos, ctx>(k1 * 2.0f, s1);
+    return std::make_tuple(g0, nax::sum<ctx>(g0 * g1));
+  };
+  auto f =
+      nax::jit(grow, nax::input<float, pos, hidden>("k0"), nax::input<float, pos, hidden>("k1"),
+               nax::input<float, hidden, one>("s0"), nax::input<float, one, hidden>("s1"));
+  for (std::size_t n : {1u, 4u, 7u}) {
+    CAPTURE(n);
+    nax::tensor<float, pos, hidden> k0{pos(n)}, k1{pos(n)};
+    nax::tensor<float, hidden, one> s0;
+    nax::tensor<float, one, hidden> s1;
+    fill(k0, 1);
+    fill(k1, 2);
+    fill(s0, 3);
+    fill(s1, 4);
+    const auto [g, dots] = f(k0, k1, s0, s1);
+    const auto [want_g, want_dots] = eager(grow, k0, k1, s0, s1);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(g)>,
+                                 nax::tensor<float, nax::axis<"ctx", nax::upto(9)>, hidden>>);
+    REQUIRE(g.extent<ctx>() == n + 1);
+    CHECK(std::equal(g.begin(), g.end(), want_g.begin()));
+    CHECK(std::equal(dots.begin(), dots.end(), want_dots.begin()));
+    CHECK(g(n, 5) == s0(5, 0));
+  }
+  // concat<A> along a dynamic axis has no name to bind the sum by: the message says which.
+  CHECK_THROWS_WITH_AS(
+      nax::jit([](auto k, auto s) { return nax::concat<pos>(k, s); },
+               nax::input<float, pos, hidden>("k"), nax::input<float, one, hidden>("s")),
+      "nax::concat<pos>(f32[pos<=8, 24], f32[1, 24]) under nax::jit: axis 'pos' "
+      "is dynamic, and its name binds one extent per run; name the joined axis: "
+      "nax::concat<pos, joined>(a, b)",
+      nax::shape_error);
 }

@@ -90,3 +90,51 @@ TEST_CASE("concat joins along one axis, in the first operand's order") {
   CHECK_THROWS_WITH_AS(nax::concat<a_ax>(x, wrong),
                        "axis 'b' mismatch: destination has 3, expression has 5", nax::shape_error);
 }
+
+TEST_CASE("concat of static axes of different extents is static; bounded ones stay bounded") {
+  using k3 = nax::axis<"k", 3>;
+  using k2 = nax::axis<"k", 2>;
+  nax::tensor<int, b_ax, k3> x(b_ax{2});
+  nax::tensor<int, k2, b_ax> y(b_ax{2});
+  iota(x);
+  iota(y);
+  const auto j = nax::concat<k3>(x, y);
+  static_assert(std::is_same_v<decltype(j), const nax::tensor<int, b_ax, nax::axis<"k", 5>>>);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t k = 0; k < 5; ++k) CHECK(j(i, k) == (k < 3 ? x(i, k) : y(k - 3, i)));
+  using pos = nax::axis<"pos", nax::upto(6)>;
+  nax::tensor<int, pos> cache(pos{4});
+  nax::tensor<int, nax::axis<"pos", 1>> step;
+  iota(cache);
+  step.fill(-1);
+  const auto grown = nax::concat<pos>(cache, step);
+  static_assert(
+      std::is_same_v<decltype(grown), const nax::tensor<int, nax::axis<"pos", nax::upto(7)>>>);
+  CHECK(grown.extent<pos>() == 5);
+  CHECK(grown(4) == -1);
+}
+
+TEST_CASE("concat<A, B> names the joined axis B") {
+  using pos = nax::axis<"pos", nax::upto(6)>;
+  using ctx = nax::axis<"ctx">;
+  nax::tensor<float, b_ax, pos> cache(b_ax{2}, pos{3});
+  nax::tensor<float, pos, b_ax> step(b_ax{2}, pos{1});
+  iota(cache);
+  step.fill(7);
+  const auto joined = nax::concat<pos, ctx>(cache, step);
+  static_assert(std::is_same_v<decltype(joined),
+                               const nax::tensor<float, b_ax, nax::axis<"ctx", nax::upto(12)>>>);
+  CHECK(joined.extent<ctx>() == 4);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t t = 0; t < 4; ++t) CHECK(joined(i, t) == (t < 3 ? cache(i, t) : 7.0f));
+  // Static operands give a static joined axis; a plain dynamic one, a dynamic one.
+  nax::tensor<float, c_ax> p;
+  p.fill(1);
+  static_assert(std::is_same_v<decltype(nax::concat<c_ax, ctx>(p, p)),
+                               nax::tensor<float, nax::axis<"ctx", 8>>>);
+  nax::tensor<float, a_ax> q(a_ax{2});
+  q.fill(2);
+  const auto qq = nax::concat<a_ax, ctx>(q, q * 3.0f);
+  static_assert(std::is_same_v<decltype(qq), const nax::tensor<float, ctx>>);
+  CHECK(qq(3) == 6.0f);
+}

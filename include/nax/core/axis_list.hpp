@@ -158,6 +158,10 @@ using axes_difference =
     boost::mp11::mp_remove_if_q<boost::mp11::mp_transform_q<core_detail::unify_with_match<R>, L>,
                                 core_detail::in_list<R>>;
 
+/// The axes of L but the one named like A, in L's order.
+template <class L, class A>
+using axes_without = boost::mp11::mp_remove_if_q<L, core_detail::named_like<A>>;
+
 /// The axes of L whose names R also has, in L's order, unified with R's.
 template <class L, class R>
 using axes_intersection =

@@ -293,6 +293,14 @@ class builder {
   // nax::shape_error unless `name` is new to the graph (op's operand: s).
   NAX_RUNTIME_INLINE void check_new_axis_name(std::string_view op, const nax::shape& s,
                                               std::string_view name) const;
+  // True if made.name already names the axis `made` describes (a value axis with the same size
+  // program and bound): an op repeated per layer over the same extents may give its axis one
+  // name. Otherwise check_new_axis_name, false (the caller records `made`).
+  // True if d's name already names static axes of d's extent only (a concat per layer whose
+  // joined axis is static gives it one name); false if it names none or another.
+  NAX_RUNTIME_INLINE bool names_static_extent(const dim& d) const;
+  NAX_RUNTIME_INLINE bool names_same_value_axis(std::string_view op, const nax::shape& s,
+                                                const value_axis& made) const;
 
   ir graph_;
   std::uint32_t parameters_ = 0;
@@ -624,21 +632,46 @@ NAX_RUNTIME_INLINE void builder::check_new_axis_name(std::string_view op, const 
       fail("'", name, "' already names axis '", a.source.view(), "' renamed");
 }
 
+NAX_RUNTIME_INLINE bool builder::names_same_value_axis(std::string_view op, const nax::shape& s,
+                                                       const value_axis& made) const {
+  for (const value_axis& a : value_axes_)
+    if (a == made) return true;
+  check_new_axis_name(op, s, made.name.view());
+  return false;
+}
+
+NAX_RUNTIME_INLINE bool builder::names_static_extent(const dim& d) const {
+  bool named = false;
+  for (const node& n : graph_.nodes())
+    for (const dim& e : n.shape.dims())
+      if (e.has_name() && e.name() == d.name()) {
+        if (!(e.is_static() && e.extent() == d.extent())) return false;
+        named = true;
+      }
+  for (const axis_alias& a : aliases_)
+    if (a.alias == d.name()) return false;
+  return named;
+}
+
 NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axis,
                                          std::string_view name) {
   if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
   std::vector<node_id> ids;
   for (const value& v : xs) ids.push_back(operand("concat", v));
-  check_new_axis_name("concat", graph_[ids[0]].shape, name);
+  const nax::shape& first = graph_[ids[0]].shape;
+  if (name.empty()) check_new_axis_name("concat", first, name);
   node n = *detail::infer_concat(graph_, ids, axis, name);
   const std::size_t k = n.as<concat_op>().axis;
-  if (n.shape[k].is_dynamic()) {  // its extent: the sum of the operands'
-    std::vector<size_term> sum;
+  const dim& joined = n.shape[k];
+  if (joined.is_dynamic()) {  // its extent: the sum of the operands'
+    value_axis made{joined.name(), joined.bound(), {}, "concat"};
     for (std::size_t p = 0; p < ids.size(); ++p) {
-      sum.push_back(extent_term(graph_[ids[p]].shape[k]));
-      if (p > 0) sum.push_back({size_term::kind::add, 0, 0, {}});
+      made.size.push_back(extent_term(graph_[ids[p]].shape[k]));
+      if (p > 0) made.size.push_back({size_term::kind::add, 0, 0, {}});
     }
-    value_axes_.push_back({n.shape[k].name(), n.shape[k].bound(), std::move(sum), "concat"});
+    if (!names_same_value_axis("concat", first, made)) value_axes_.push_back(std::move(made));
+  } else if (!names_static_extent(joined)) {
+    check_new_axis_name("concat", first, name);
   }
   return push(std::move(n));
 }
@@ -657,11 +690,12 @@ NAX_RUNTIME_INLINE value builder::set_dimension_size(value x, axis_ref axis, val
   if (d.is_dynamic() && !d.has_bound())
     fail(detail::axis_subject(d, i), " has no bound: the size needs one (declare it '",
          d.name().view(), "<=N')");
-  check_new_axis_name(op, xs, name);
+  if (name.empty()) check_new_axis_name(op, xs, name);
   const axis_name new_name(name);
   const std::size_t bound = d.is_static() ? d.extent() : d.bound();
   if (bound == 0) fail(detail::axis_subject(d, i), " is empty: no size above 0 fits");
-  std::vector<size_term> program = size_program(si, op);
+  value_axis made{new_name, bound, size_program(si, op), std::string(op)};
+  const bool known = names_same_value_axis(op, xs, made);
   node n;
   n.op = set_dimension_size_op{static_cast<std::uint32_t>(i)};
   n.inputs.push_back(xi);
@@ -669,7 +703,7 @@ NAX_RUNTIME_INLINE value builder::set_dimension_size(value x, axis_ref axis, val
   std::vector<dim> dims(xs.dims().begin(), xs.dims().end());
   dims[i] = dim::bounded(new_name, bound);
   n.shape = nax::shape(xs.dtype(), std::span<const dim>(dims));
-  value_axes_.push_back({new_name, bound, std::move(program), std::string(op)});
+  if (!known) value_axes_.push_back(std::move(made));
   return push(std::move(n));
 }
 

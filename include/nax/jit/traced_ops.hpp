@@ -347,19 +347,20 @@ auto set_dimension_size(const X& x, const S& n) {
   return detail::traced_set_dimension_size<A, B>(x, n);
 }
 
-/// nax::concat on traced operands: a concat node (the joined axis must be static in each).
-template <class A, class XA, class XB>
-requires(expression<XA>&& expression<XB> &&
-         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto concat(XA&& a, XB&& b) {
+namespace detail {
+
+/// a and b as one concat node along A, the joined axis named like B (B = A: the graph's concat
+/// without a name, whose joined axis must be static in each operand).
+template <class A, class B, class XA, class XB>
+auto traced_concat(const XA& a, const XB& b) {
   using EA = std::remove_cvref_t<XA>;
   using EB = std::remove_cvref_t<XB>;
-  using V = typename EA::value_type;
   // An error here means an operand is a captured tensor: pass it as an input of nax::jit.
-  static_assert(detail::is_traced_v<XA> && detail::is_traced_v<XB>,
+  static_assert(is_traced_v<XA> && is_traced_v<XB>,
                 "nax::jit: both operands of nax::concat must be computed from the traced inputs");
-  static_assert(detail::check_concat<EA, EB>());
-  const graph::value va = detail::lower(a);
-  graph::value vb = detail::lower(b);
+  static_assert(check_concat<A, B, EA, EB>());
+  const graph::value va = lower(a);
+  graph::value vb = lower(b);
   // The graph's concat matches the other axes by position: b in a's order.
   std::vector<graph::axis_ref> order;
   bool same = true;
@@ -369,8 +370,40 @@ requires(expression<XA>&& expression<XB> &&
   }
   if (!same) vb = vb.owner().transpose(vb, order);
   const graph::value both[] = {va, vb};
-  return detail::make_traced<V, detail::concat_axes<A, EA, EB>>(
-      va.owner().concat(both, graph::axis_ref(A::name)));
+  using out_axes = concat_axes<A, B, EA, EB>;
+  using V = typename EA::value_type;
+  if constexpr (same_axis_name_v<A, B>) {
+    constexpr std::size_t k = axes_index_of_v<typename EA::axes_type, A>;  // b is in a's order
+    for (const graph::value& v : both) {
+      if (v.shape()[k].is_dynamic())
+        throw_shape_error("nax::concat<", A::name, ">(", va.shape().to_string(), ", ",
+                          vb.shape().to_string(), ") under nax::jit: axis '", A::name,
+                          "' is dynamic, and its name binds one extent per run; name the "
+                          "joined axis: nax::concat<",
+                          A::name, ", joined>(a, b)");
+    }
+    return make_traced<V, out_axes>(va.owner().concat(both, graph::axis_ref(A::name)));
+  } else {
+    return make_traced<V, out_axes>(va.owner().concat(both, graph::axis_ref(A::name), B::name));
+  }
+}
+
+}  // namespace detail
+
+/// nax::concat on traced operands: a concat node (the joined axis must be static in each).
+template <class A, class XA, class XB>
+requires(expression<XA>&& expression<XB> &&
+         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto concat(XA&& a, XB&& b) {
+  return detail::traced_concat<A, A>(a, b);
+}
+
+/// nax::concat<A, B> on traced operands: a concat node whose joined axis is named like B (static
+/// or bounded operands' axes; a bounded one makes it a bounded axis whose extent the run
+/// computes, the sum).
+template <class A, class B, class XA, class XB>
+requires(expression<XA>&& expression<XB> &&
+         (detail::is_traced_v<XA> || detail::is_traced_v<XB>)) auto concat(XA&& a, XB&& b) {
+  return detail::traced_concat<A, B>(a, b);
 }
 
 /// nax::softmax on a traced operand: a softmax node.

@@ -3,7 +3,9 @@
 // three are views (no copy); on expressions they are lazy nodes that change how the expression
 // is indexed, so they fuse into whatever reads them. concat makes a new tensor.
 
+#include <array>
 #include <cstddef>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -206,33 +208,84 @@ auto slice_view(const tensor_view<T, Axes...>& v, std::size_t begin, std::size_t
       v.data() + static_cast<std::ptrdiff_t>(begin) * v.strides()[k], ext, v.strides());
 }
 
-// The axis two axes of one name make when joined: static (in A's integer type) when both are.
-template <class A, class B, bool Static = A::is_static&& B::is_static>
+// The axis that axes A and B (one name, one in each operand) make when joined, named Name:
+// static (in A's integer type) when both are, bounded by the sum of their bounds when both have
+// one, else dynamic.
+template <fixed_string Name, class A, class B, bool Static = A::is_static&& B::is_static,
+          bool Bounded = A::bound != unbounded&& B::bound != unbounded>
 struct joined_axis {
-  using type = axis<A::fixed_name, dynamic>;
+  using type = axis<Name, dynamic>;
 };
-template <class A, class B>
-struct joined_axis<A, B, true> {
-  using type = axis<A::fixed_name,
-                    static_cast<decltype(A::extent_spec)>(A::static_extent + B::static_extent)>;
+template <fixed_string Name, class A, class B>
+struct joined_axis<Name, A, B, false, true> {
+  using type = axis<Name, upto(A::bound + B::bound)>;
+};
+template <fixed_string Name, class A, class B>
+struct joined_axis<Name, A, B, true, true> {
+  using type =
+      axis<Name, static_cast<decltype(A::extent_spec)>(A::static_extent + B::static_extent)>;
 };
 
-/// The axis of nax::concat<A> of expression types EA and EB (joined_axis), and its result's axes
-/// (EA's, that axis joined), typed or traced. check_concat<EA, EB>() raises the errors.
-template <class A, class EA, class EB>
-using concat_axis = typename joined_axis<axes_get<typename EA::axes_type, A>,
+/// The axis of nax::concat<A, B> of expression types EA and EB (named like B; concat<A> passes
+/// B = A), and its result's axes (EA's, that axis joined), typed or traced.
+/// check_concat<A, B, EA, EB>() raises the errors.
+template <class A, class B, class EA, class EB>
+using concat_axis = typename joined_axis<B::fixed_name, axes_get<typename EA::axes_type, A>,
                                          axes_get<typename EB::axes_type, A>>::type;
-template <class A, class EA, class EB>
+template <class A, class B, class EA, class EB>
 using concat_axes = replace_axis<typename EA::axes_type, axes_get<typename EA::axes_type, A>,
-                                 concat_axis<A, EA, EB>>;
+                                 concat_axis<A, B, EA, EB>>;
 
-template <class EA, class EB>
+template <class A, class B, class EA, class EB>
 constexpr bool check_concat() {
   static_assert(std::is_same_v<typename EA::value_type, typename EB::value_type>,
                 "nax::concat: the operands have different element types; use nax::cast<U>(e)");
-  // An error here means the operands do not have the same axes.
-  static_assert(check_assignable<typename EA::axes_type, typename EB::axes_type, true>());
+  // An error here means an operand has no axis named like A.
+  static_assert(require<axes_contains_v<typename EA::axes_type, A>,
+                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  static_assert(require<axes_contains_v<typename EB::axes_type, A>,
+                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  // An error here means the operands' other axes differ (their extents along A may).
+  static_assert(check_assignable<axes_without<typename EA::axes_type, A>,
+                                 axes_without<typename EB::axes_type, A>, true>());
+  // An error here means nax::concat<A, B> was given a B that already names an axis of the
+  // operands: the joined axis needs a name of its own (or nax::concat<A> keeps A's).
+  static_assert(same_axis_name_v<A, B> || !axes_contains_v<typename EA::axes_type, B>,
+                "nax::concat<A, B>: B already names an axis of the operands; the joined axis "
+                "needs a new name");
   return true;
+}
+
+/// a and b joined along A as a new tensor over Out (EA's axes, A replaced by the joined axis).
+template <class A, class Out, class XA, class XB>
+auto concat_into(XA&& a, XB&& b) {
+  using EA = expression_of<XA>;
+  using EB = expression_of<XB>;
+  using V = typename EA::value_type;
+  constexpr std::size_t ka = axes_index_of_v<typename EA::axes_type, A>;
+  using joined = boost::mp11::mp_at_c<Out, ka>;
+  const EA ea = as_expression<V>(std::forward<XA>(a));
+  const EB eb = as_expression<V>(std::forward<XB>(b));
+  const std::size_t na = ea.template extent<axes_get<typename EA::axes_type, A>>();
+  const std::size_t nb = eb.template extent<axes_get<typename EB::axes_type, A>>();
+  std::array<std::size_t, boost::mp11::mp_size<Out>::value> sizes{};
+  boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<Out>>>([&](auto k) {
+    if constexpr (decltype(k)::value == ka)
+      sizes[k] = na + nb;
+    else
+      sizes[k] = ea.template extent<boost::mp11::mp_at_c<Out, decltype(k)::value>>();
+  });
+  using out_t = tensor_of<V, Out>;
+  out_t out{typename out_t::extents_type(std::span<const std::size_t, sizes.size()>(sizes))};
+  // [begin, end) of the joined axis, seen under A's name (any extent) to take an operand.
+  const auto part = [&](std::size_t begin, std::size_t end) {
+    const auto v = slice_view<joined>(out.view(), begin, end);
+    return make_view<replace_axis<Out, joined, axis<A::fixed_name, dynamic>>>(
+        v.data(), extents_array(v), v.strides());
+  };
+  part(0, na) = ea;
+  part(na, na + nb) = eb;
+  return out;
 }
 
 }  // namespace detail
@@ -294,32 +347,27 @@ auto slice(X&& x, std::size_t begin, std::size_t end) {
 }
 
 /// a and b joined along axis A (a's entries first), as a new tensor in a's axis order. All other
-/// axes must agree (nax::shape_error naming the axis otherwise). The joined axis is static when
-/// both are, else dynamic.
+/// axes must agree (nax::shape_error naming the axis otherwise). The joined axis keeps A's name;
+/// it is static when both operands' are, bounded by the sum of their bounds when both have one.
 template <class A, class XA, class XB>
 requires(expression<XA>&& expression<XB>) auto concat(XA&& a, XB&& b) {
   using EA = detail::expression_of<XA>;
   using EB = detail::expression_of<XB>;
-  using V = typename EA::value_type;
-  static_assert(detail::check_concat<EA, EB>());
-  using joined = detail::concat_axis<A, EA, EB>;
-  using out_axes = detail::concat_axes<A, EA, EB>;
-  const EA ea = detail::as_expression<V>(std::forward<XA>(a));
-  const EB eb = detail::as_expression<V>(std::forward<XB>(b));
-  const std::size_t na = ea.template extent<A>(), nb = eb.template extent<A>();
-  std::array<std::size_t, boost::mp11::mp_size<out_axes>::value> sizes{};
-  boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<out_axes>>>([&](auto k) {
-    using Ax = boost::mp11::mp_at_c<out_axes, decltype(k)::value>;
-    if constexpr (same_axis_name_v<Ax, A>)
-      sizes[k] = na + nb;
-    else
-      sizes[k] = ea.template extent<Ax>();
-  });
-  using out_t = tensor_of<V, out_axes>;
-  out_t out{typename out_t::extents_type(std::span<const std::size_t, sizes.size()>(sizes))};
-  detail::slice_view<joined>(out.view(), 0, na) = ea;
-  detail::slice_view<joined>(out.view(), na, na + nb) = eb;
-  return out;
+  static_assert(detail::check_concat<A, A, EA, EB>());
+  return detail::concat_into<A, detail::concat_axes<A, A, EA, EB>>(std::forward<XA>(a),
+                                                                   std::forward<XB>(b));
+}
+
+/// The same, the joined axis named like B (a name new to the operands): under nax::jit, a
+/// concat along a dynamic axis needs one, since A's name binds one extent per run and the joined
+/// axis has another (the sum).
+template <class A, class B, class XA, class XB>
+requires(expression<XA>&& expression<XB>) auto concat(XA&& a, XB&& b) {
+  using EA = detail::expression_of<XA>;
+  using EB = detail::expression_of<XB>;
+  static_assert(detail::check_concat<A, B, EA, EB>());
+  return detail::concat_into<A, detail::concat_axes<A, B, EA, EB>>(std::forward<XA>(a),
+                                                                   std::forward<XB>(b));
 }
 
 }  // namespace nax
