@@ -34,7 +34,7 @@ W load_partial_as(const T* p, std::ptrdiff_t step, std::size_t n) {
   alignas(64) T tmp[W::size];
   for (std::size_t j = 0; j < W::size; ++j)
     tmp[j] = j < n ? p[static_cast<std::ptrdiff_t>(j) * step] : pad_value<T>();
-  return W::load_aligned(tmp);
+  return simd::load<W>(tmp);
 }
 
 /// Loads `n <= width` elements at stride `step` into a padded vector (or mask).

@@ -95,6 +95,29 @@ W join(const H& lo, const H& hi) {
   return W::load_aligned(lanes);
 }
 
+/// The mask M (an xsimd::batch_bool) whose lanes are `lanes[0..M::size)`. Not M::load_aligned:
+/// xsimd 8 builds it as `values != 0`, and for integer lanes in 256-bit registers with
+/// AVX-512VL enabled, g++ 12 at -O2 inverts that mask in some inlined contexts (nax::where of
+/// i64 values under a float comparison selected the wrong side for every lane); `values > 0`
+/// has no negation to lose.
+template <class M>
+M load_mask(const bool* lanes) {
+  using T = typename M::value_type;
+  using V = typename M::batch_type;
+  alignas(64) T values[M::size];
+  for (std::size_t i = 0; i < M::size; ++i) values[i] = lanes[i] ? T(1) : T(0);
+  return V::load_aligned(values) > V(T(0));
+}
+
+/// W (a vector, or a mask from bools through load_mask) from p[0..W::size), p unaligned.
+template <class W, class T>
+W load(const T* p) {
+  if constexpr (xsimd::is_batch_bool<W>::value)
+    return load_mask<W>(p);
+  else
+    return W::load_unaligned(p);
+}
+
 /// Whether T is a vector or mask type (as opposed to a scalar).
 template <class T>
 inline constexpr bool is_vec_v = xsimd::is_batch<T>::value;

@@ -38,7 +38,7 @@ struct mask_reader {
       } else {  // fewer lanes of L: a whole mask of the child would read past them
         for (std::size_t j = 0; j < w; ++j) lanes[j] = child.scalar(i + j);
       }
-      return to::load_aligned(lanes);
+      return simd::load_mask<to>(lanes);
     }
   }
   bool scalar(std::size_t i) const { return child.scalar(i); }

@@ -21,11 +21,11 @@ enum class row_access { strided, contiguous };
 template <class L, class T>
 struct contiguous_reader {
   const T* p;
-  loaded_t<L, T> load(std::size_t i) const { return loaded_t<L, T>::load_unaligned(p + i); }
+  loaded_t<L, T> load(std::size_t i) const { return simd::load<loaded_t<L, T>>(p + i); }
   /// A row kernel's wider vector W of T (load_as, kernels/row_io.hpp).
   template <class W>
   W load_as(std::size_t i) const {
-    return W::load_unaligned(p + i);
+    return simd::load<W>(p + i);
   }
   T scalar(std::size_t i) const { return p[i]; }
 };
@@ -40,14 +40,14 @@ struct strided_reader {
     const T* at = p + static_cast<std::ptrdiff_t>(i) * step;
     if (step > 1) [[unlikely]]
       return load_partial<L>(at, step, loaded_t<L, T>::size);
-    return loaded_t<L, T>::load_unaligned(at);
+    return simd::load<loaded_t<L, T>>(at);
   }
   template <class W>
   W load_as(std::size_t i) const {
     const T* at = p + static_cast<std::ptrdiff_t>(i) * step;
     if (step > 1) [[unlikely]]
       return load_partial_as<W>(at, step, W::size);
-    return W::load_unaligned(at);
+    return simd::load<W>(at);
   }
   T scalar(std::size_t i) const { return p[static_cast<std::ptrdiff_t>(i) * step]; }
 };
