@@ -3,11 +3,12 @@
 // streams from memory (16M elements): out[i] = f(in[i]).
 //
 // Peers, in the same run:
-//   xsimd   xsimd::exp, log, tanh, erf, pow; sigmoid = 1 / (1 + exp(-x)), silu = x * sigmoid,
-//           gelu = x (1 + erf(x / sqrt2)) / 2, gelu_tanh = x (1 + tanh(...)) / 2, all on
-//           xsimd::batch<T> (the default architecture: what -march=native enables).
-//   Eigen   Array .exp(), .log(), .tanh(), .logistic(), .erf() (unsupported/SpecialFunctions),
-//           .pow()
+//   xsimd   xsimd::exp, log, tanh, erf, sin, cos, pow; sigmoid = 1 / (1 + exp(-x)),
+//           silu = x * sigmoid, gelu = x (1 + erf(x / sqrt2)) / 2, gelu_tanh =
+//           x (1 + tanh(...)) / 2, all on xsimd::batch<T> (the default architecture: what
+//           -march=native enables).
+//   Eigen   Array .exp(), .log(), .tanh(), .logistic(), .sin(), .cos(), .erf()
+//           (unsupported/SpecialFunctions), .pow()
 //           and the same compositions as array expressions (optional peer: NAX_BENCH_HAVE_EIGEN).
 //
 // Method: each (function, size, library) body is calibrated to batches of ~20 ms; then 11 rounds
@@ -187,6 +188,12 @@ std::vector<function_case<T>> cases() {
           (B(1) + xsimd::tanh(B(T(0.79788456080286535588L)) * (x + B(T(0.044715)) * x * x * x))),
       T(0.5) * x * (T(1) + (T(0.79788456080286535588L) * (x + T(0.044715) * x * x * x)).tanh()),
       false));
+#undef NAME_FN
+#define NAME_FN sin
+  v.push_back(NAX_CASE("sin", std::sin(x), xsimd::sin(x), x.sin(), false));
+#undef NAME_FN
+#define NAME_FN cos
+  v.push_back(NAX_CASE("cos", std::cos(x), xsimd::cos(x), x.cos(), false));
 #undef NAME_FN
   // pow(x, 2.7) on x log-uniform in [1e-3, 1e3]: nax's pow is xsimd's plus C's special cases
   // (Annex F) as compares and blends (simd/arch.hpp); this prices them. std::pow is the reference.

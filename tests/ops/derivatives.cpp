@@ -21,6 +21,8 @@ struct scalar_calculator {
   static double tanh(double v) { return std::tanh(v); }
   static double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
   static double erf(double v) { return std::erf(v); }
+  static double sin(double v) { return std::sin(v); }
+  static double cos(double v) { return std::cos(v); }
   static double pow(double a, double b) { return std::pow(a, b); }
   static bool greater(double a, double b) { return a > b; }
   static bool equal(double a, double b) { return a == b; }

@@ -46,6 +46,8 @@ TEST_CASE_TEMPLATE("ops are one definition for scalars and vectors", T, float, d
     same_on_scalar_and_vector<T, nax::ops::gelu>(x);
     same_on_scalar_and_vector<T, nax::ops::gelu_tanh>(x);
     same_on_scalar_and_vector<T, nax::ops::silu>(x);
+    same_on_scalar_and_vector<T, nax::ops::sin>(x);
+    same_on_scalar_and_vector<T, nax::ops::cos>(x);
     same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
     same_on_scalar_and_vector<T, nax::ops::less>(x, y);
     same_on_scalar_and_vector<T, nax::ops::greater_equal>(x, y);

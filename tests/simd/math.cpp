@@ -51,6 +51,8 @@ ld gelu_tanh_v(ld x) {
   return x * (k0 + 0.044715L * k0 * x * x);  // (1 + tanh u) / 2 = sigmoid(2u)
 }
 ld ref_gelu_tanh(ld x) { return x / (1 + std::exp(-gelu_tanh_v(x))); }
+ld ref_sin(ld x) { return std::sin(x); }
+ld ref_cos(ld x) { return std::cos(x); }
 
 // --- error in ulp -------------------------------------------------------------------------------
 // |got - ref| in units of the spacing of T at ref (subnormal results: the smallest subnormal).
@@ -95,7 +97,9 @@ X call(int which, const X& x) {
     case 4: return nax::simd::silu(x);
     case 5: return nax::simd::erf(x);
     case 6: return nax::simd::gelu(x);
-    default: return nax::simd::gelu_tanh(x);
+    case 7: return nax::simd::gelu_tanh(x);
+    case 8: return nax::simd::sin(x);
+    default: return nax::simd::cos(x);
   }
 }
 
@@ -109,7 +113,10 @@ const function_info kFunctions[] = {
     {"erf", ref_erf, false, 2.5, 2.0, 0, false, 1.0, false},
     {"gelu", ref_gelu, false, 7.0, 8.0, 0, false, 4.0, false},
     {"gelu_tanh", ref_gelu_tanh, false, 3.0, 3.0, 2.5, true, 400.0, false},
+    {"sin", ref_sin, false, 0.51, 1.0, 0, false, 1.0, false},
+    {"cos", ref_cos, false, 0.51, 1.0, 0, false, 1.0, false},
 };
+constexpr int kFunctionCount = static_cast<int>(std::size(kFunctions));
 
 template <class T>
 std::vector<T> sample_points(bool positive_only) {
@@ -218,7 +225,7 @@ sweep_result sweep(int which, const std::vector<T>& xs, const function_info& f) 
 
 template <class T>
 void check_accuracy() {
-  for (int which = 0; which < 8; ++which) {
+  for (int which = 0; which < kFunctionCount; ++which) {
     const function_info& f = kFunctions[which];
     const std::vector<T> xs = sample_points<T>(f.positive_only);
     const sweep_result r = sweep<T, batch<T>>(which, xs, f);
@@ -252,7 +259,7 @@ TEST_CASE_TEMPLATE("accuracy within the documented bounds; scalars equal batch l
 TEST_CASE_TEMPLATE("an AVX2+FMA batch gives the same bits as scalars and AVX-512", T, float,
                    double) {
   using narrow = xsimd::batch<T, xsimd::fma3<xsimd::avx2>>;
-  for (int which = 0; which < 8; ++which) {
+  for (int which = 0; which < kFunctionCount; ++which) {
     const std::vector<T> xs = sample_points<T>(kFunctions[which].positive_only);
     std::vector<T> some(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 8));
     some.insert(some.end(), xs.end() - 2000, xs.end());
@@ -373,6 +380,20 @@ TEST_CASE_TEMPLATE("special values", T, float, double) {
   const T neg = sizeof(T) == 4 ? T(-80) : T(-700);  // sigmoid(x) ~ e^x, still normal
   CHECK(ulp_error<T>(nax::simd::sigmoid(neg), ref_sigmoid(neg)) <= 2);
 
+  // sin, cos: the signed zero kept; inf and NaN give NaN; beyond the reduction's range, the C
+  // library's double result (rounded to T).
+  expect(NAX_F(sin), T(0), T(0));
+  expect(NAX_F(sin), T(-0.0), T(-0.0));
+  expect(NAX_F(sin), tiny, tiny);
+  expect(NAX_F(sin), inf, nan);
+  expect(NAX_F(sin), -inf, nan);
+  expect(NAX_F(sin), nan, nan);
+  expect(NAX_F(cos), T(0), T(1));
+  expect(NAX_F(cos), T(-0.0), T(1));
+  expect(NAX_F(cos), inf, nan);
+  expect(NAX_F(cos), nan, nan);
+  expect(NAX_F(sin), big, T(std::sin(static_cast<double>(big))));
+  expect(NAX_F(cos), T(1e7), T(std::cos(1e7)));
   // silu
   expect(NAX_F(silu), T(0), T(0));
   expect(NAX_F(silu), inf, inf);

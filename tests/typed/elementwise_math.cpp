@@ -73,6 +73,10 @@ TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
                  [](long double v) { return double(1 / (1 + std::exp(-v))); }, -20, 20, tol);
   check_unary<T>([](const auto& x) { return nax::silu(x); },
                  [](long double v) { return double(v / (1 + std::exp(-v))); }, -20, 20, tol);
+  check_unary<T>([](const auto& x) { return nax::sin(x); },
+                 [](long double v) { return double(std::sin(v)); }, -1e4, 1e4, tol);
+  check_unary<T>([](const auto& x) { return nax::cos(x); },
+                 [](long double v) { return double(std::cos(v)); }, -1e4, 1e4, tol);
   check_unary<T>(
       [](const auto& x) { return nax::gelu(x); },
       [](long double v) { return double(0.5L * v * (1 + std::erf(v / std::sqrt(2.0L)))); }, -8, 8,

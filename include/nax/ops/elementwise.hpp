@@ -250,6 +250,26 @@ struct erf : traits<id::erf> {
     return {dy * two_rsqrt_pi * d.exp(-(a * a))};
   }
 };
+struct sin : traits<id::sin> {
+  template <class X>
+  static X apply(const X& a) {
+    return simd::sin(a);
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V& a) {
+    return {dy * d.cos(a)};
+  }
+};
+struct cos : traits<id::cos> {
+  template <class X>
+  static X apply(const X& a) {
+    return simd::cos(a);
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V& a) {
+    return {-(dy * d.sin(a))};
+  }
+};
 // leaky_relu(x, alpha): x where x > 0, alpha * x elsewhere.
 struct leaky_relu : traits<id::leaky_relu> {
   template <class X>

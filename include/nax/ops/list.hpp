@@ -44,6 +44,8 @@
   X(gelu_tanh,     1, floating, same)            \
   X(silu,          1, floating, same)            \
   X(erf,           1, floating, same)            \
+  X(sin,           1, floating, same)            \
+  X(cos,           1, floating, same)            \
   X(leaky_relu,    2, floating, same)            \
   X(pow,           2, floating, same)            \
   X(equal,         2, equality, boolean)         \

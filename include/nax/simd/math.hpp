@@ -1,7 +1,7 @@
 #pragma once
 // nax's vectorized transcendental functions, one header each under nax/simd/math/:
 //
-//   nax::simd::exp, log, tanh, sigmoid, silu, erf, gelu, gelu_tanh
+//   nax::simd::exp, log, tanh, sigmoid, silu, erf, gelu, gelu_tanh, sin, cos
 //
 // Each takes float, double or an xsimd::batch of either (any architecture), and a scalar call
 // gives bit for bit what each lane of a batch call gives, so a loop's tail can be computed with
@@ -18,4 +18,5 @@
 #include <nax/simd/math/log.hpp>
 #include <nax/simd/math/sigmoid.hpp>
 #include <nax/simd/math/silu.hpp>
+#include <nax/simd/math/sin_cos.hpp>
 #include <nax/simd/math/tanh.hpp>

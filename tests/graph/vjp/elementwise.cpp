@@ -32,6 +32,8 @@ TEST_CASE("every differentiable elementwise op, operands broadcast by name") {
                                  g::gelu_tanh(x),
                                  g::silu(x),
                                  g::erf(x),
+                                 g::sin(x * v),
+                                 g::cos(x),
                                  g::leaky_relu(x, 0.1),
                                  g::leaky_relu(x, v),
                                  g::pow(one, v),

@@ -158,9 +158,11 @@ TEST_CASE("random elementwise programs: native groups give the interpreter's bit
     CHECK(s.native_failed == 0);
     CHECK(slow.stats().native_ready + slow.stats().native_pending == 0);
   }
-  // The generator makes groups, and they run native.
+  // The generator makes groups, and they run native: each at least one kernel (a group in a
+  // tiled pipeline gets one more for its tiles once a binding is large enough to tile, as in
+  // seed 2026's trial 14 at batch 997).
   CHECK(groups >= 12);
-  CHECK(native == groups);
+  CHECK(native >= groups);
   MESSAGE(groups, " fused groups, ", native, " native kernels");
 }
 

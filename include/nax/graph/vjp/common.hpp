@@ -56,6 +56,8 @@ struct graph_calculator {
   static value tanh(const value& v) { return graph::tanh(v); }
   static value sigmoid(const value& v) { return graph::sigmoid(v); }
   static value erf(const value& v) { return graph::erf(v); }
+  static value sin(const value& v) { return graph::sin(v); }
+  static value cos(const value& v) { return graph::cos(v); }
   static value pow(const value& a, const value& b) { return graph::pow(a, b); }
   static value greater(const value& a, double b) { return graph::greater(a, b); }
   static value equal(const value& a, double b) { return graph::equal(a, b); }
