@@ -296,11 +296,11 @@ class builder {
   // True if made.name already names the axis `made` describes (a value axis with the same size
   // program and bound): an op repeated per layer over the same extents may give its axis one
   // name. Otherwise check_new_axis_name, false (the caller records `made`).
+  NAX_RUNTIME_INLINE bool names_same_value_axis(std::string_view op, const nax::shape& s,
+                                                const value_axis& made) const;
   // True if d's name already names static axes of d's extent only (a concat per layer whose
   // joined axis is static gives it one name); false if it names none or another.
   NAX_RUNTIME_INLINE bool names_static_extent(const dim& d) const;
-  NAX_RUNTIME_INLINE bool names_same_value_axis(std::string_view op, const nax::shape& s,
-                                                const value_axis& made) const;
 
   ir graph_;
   std::uint32_t parameters_ = 0;
