@@ -13,8 +13,10 @@
 //   softmax    x[4096, 1024] -> exp(x - reduce_max) / sum, along the rows; peer: the graph's
 //              softmax op (the direct kernel)
 //   layernorm  x[4096, 1024] -> layer_norm from primitives; peer: the graph's layer_norm op
+//   rmsnorm    x[4096, 1024] -> x * rsqrt(mean(x * x) + eps) * gamma; peer: the graph's
+//              layer_norm op (no rms_norm op: the same traffic)
 //
-//   bench_fusion [--reps N] [--threads 1,2] [--ops chain6,chain12,mlp,softmax,layernorm]
+//   bench_fusion [--reps N] [--threads 1,2] [--ops chain6,chain12,mlp,softmax,layernorm,rmsnorm]
 //
 // Warm: each sample is a batch of calls lasting ~0.2 s; the chains' 192 MiB of operands do not
 // fit in the 105 MiB L3 anyway. Medians over interleaved samples; the load average is printed
@@ -259,10 +261,16 @@ void section_mlp(const options& o) {
 
 // --- softmax and layer_norm from primitives -----------------------------------------------------
 
-void section_rows(const options& o, bool softmax) {
+enum class row_op { softmax, layer_norm, rms_norm };
+
+const char* name(row_op op) {
+  return op == row_op::softmax ? "softmax" : op == row_op::layer_norm ? "layer_norm" : "rms_norm";
+}
+
+void section_rows(const options& o, row_op op) {
+  const bool softmax = op == row_op::softmax;
   const std::size_t rows = o.rows ? o.rows : 4096, cols = o.n ? o.n : 1024;
-  std::printf("\n## %s from primitives: x[%zu, %zu] along the rows\n",
-              softmax ? "softmax" : "layer_norm", rows, cols);
+  std::printf("\n## %s from primitives: x[%zu, %zu] along the rows\n", name(op), rows, cols);
   g::builder b;
   const dim c = dim::named("col", cols);
   auto x = b.parameter("x", shape::make(dtype::f32, {"row", c}));
@@ -273,8 +281,13 @@ void section_rows(const options& o, bool softmax) {
     auto e = g::exp(x - g::reduce_max(x, {"col"}));
     prim = e / g::sum(e, {"col"});
     direct = g::softmax(x, "col");
-  } else {
+  } else if (op == row_op::layer_norm) {
     prim = layer_norm_primitives(b, x, gamma, beta, "col");
+    direct = g::layer_norm(x, gamma, beta, "col", 1e-5);
+  } else {
+    // RMSNorm as Llama writes it; the graph has no rms_norm op: the peer is its layer_norm op,
+    // which reads and writes as much (and subtracts a mean besides).
+    prim = x * g::rsqrt(g::mean(x * x, {"col"}) + b.constant(1e-5)) * gamma;
     direct = g::layer_norm(x, gamma, beta, "col", 1e-5);
   }
   auto fused = g::compile(b, {prim});
@@ -293,7 +306,10 @@ void section_rows(const options& o, bool softmax) {
                           out_k = make_outputs(kernel, in);
   nax::set_num_threads(2);
   kernel.run(in, out_k);
-  std::vector<float> ref(out_k[0].data<float>(), out_k[0].data<float>() + out_k[0].size());
+  plain.run(in, out_p);
+  // The reference: the direct kernel, or for RMSNorm (no such op) the unfused primitives.
+  const dyn_tensor& r = op == row_op::rms_norm ? out_p[0] : out_k[0];
+  std::vector<float> ref(r.data<float>(), r.data<float>() + r.size());
   // The primitives round differently from the kernel (a float mean of squares): 1e-3 of 1e-2.
   auto check = [&](const float* got) { return compare(got, ref.data(), ref.size(), 1e-3, 1e-2); };
   const double bytes = 2.0 * rows * cols * sizeof(float);
@@ -307,10 +323,12 @@ void section_rows(const options& o, bool softmax) {
           return check(out_f[0].data<float>());
         }));
     vs.push_back(local(
-        "direct kernel (graph op)", kind::peer, bytes, [&] { kernel.run(in, out_k); },
+        op == row_op::rms_norm ? "graph's layer_norm op (peer)" : "direct kernel (graph op)",
+        kind::peer, bytes, [&] { kernel.run(in, out_k); },
         [&] {
           kernel.run(in, out_k);
-          return check(out_k[0].data<float>());
+          // (For RMSNorm the peer computes another function: its result is not compared.)
+          return op == row_op::rms_norm ? std::string() : check(out_k[0].data<float>());
         }));
     vs.push_back(local(
         "runtime graph, unfused", kind::baseline, bytes, [&] { plain.run(in, out_p); },
@@ -319,8 +337,7 @@ void section_rows(const options& o, bool softmax) {
           return check(out_p[0].data<float>());
         }));
     for (auto& v : vs) v.threads = std::to_string(t);
-    table(cat(softmax ? "softmax" : "layer_norm", ", ", std::to_string(t), " thread(s)").c_str(),
-          vs, o.reps);
+    table(cat(name(op), ", ", std::to_string(t), " thread(s)").c_str(), vs, o.reps);
   }
 }
 
@@ -330,7 +347,7 @@ int main(int argc, char** argv) {
   setenv("NAX_NATIVE", "off", 0);  // the graphs that do not choose a policy: the interpreter
   options o = parse(argc, argv);
   if (o.reps == 15) o.reps = 7;  // the harness's default is for longer runs
-  if (o.ops.empty()) o.ops = {"chain6", "chain12", "mlp", "softmax", "layernorm"};
+  if (o.ops.empty()) o.ops = {"chain6", "chain12", "mlp", "softmax", "layernorm", "rmsnorm"};
   print_header("# bench_fusion: runtime fusion (issue 6)", "not used");
   auto wants = [&](const char* op) {
     return std::find(o.ops.begin(), o.ops.end(), op) != o.ops.end();
@@ -338,7 +355,8 @@ int main(int argc, char** argv) {
   if (wants("chain6")) section_chains(o, false);
   if (wants("chain12")) section_chains(o, true);
   if (wants("mlp")) section_mlp(o);
-  if (wants("softmax")) section_rows(o, true);
-  if (wants("layernorm")) section_rows(o, false);
+  if (wants("softmax")) section_rows(o, row_op::softmax);
+  if (wants("layernorm")) section_rows(o, row_op::layer_norm);
+  if (wants("rmsnorm")) section_rows(o, row_op::rms_norm);
   return 0;
 }

@@ -81,6 +81,28 @@ TEST_CASE("jit: two different fused expressions over the same inputs stay two no
   check_close(plus_one, nax::eval(x.view() + 1.0f), 0);
 }
 
+TEST_CASE("jit: RMSNorm spelled with mean and rsqrt is one fused layer_norm step") {
+  // As docs/llama.md writes it: the squares, their mean, the scale in one row kernel.
+  const auto rms_norm = [](auto x, auto gamma) {
+    return nax::eval(x * nax::rsqrt(nax::mean<hidden>(x * x) + 1e-5f) * gamma);
+  };
+  auto f =
+      nax::jit(rms_norm, nax::input<float, batch, hidden>("x"), nax::input<float, hidden>("gamma"));
+  const std::vector<g::program_step>& steps = f.executable().program().steps;
+  REQUIRE(steps.size() == 1);
+  REQUIRE(steps[0].fused);
+  CHECK(steps[0].fused->kind == g::fusion_kind::layer_norm);
+  CHECK_FALSE(steps[0].as<g::layer_norm_op>().centered);
+  nax::tensor<float, hidden> gamma;
+  fill(gamma, 3);
+  for (std::size_t n : {1, 5}) {
+    CAPTURE(n);
+    nax::tensor<float, batch, hidden> x{batch(n)};
+    fill(x, 4 + static_cast<std::uint32_t>(n), -3.0f, 2.0f);
+    check_close(f(x, gamma), nax::eval(eager(rms_norm, x, gamma)), 0);  // the eager bits
+  }
+}
+
 namespace {
 
 using cols = nax::axis<"cols">;

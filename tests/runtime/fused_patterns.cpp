@@ -1,7 +1,7 @@
-// Pattern fusion end to end: dense (GEMM with bias and activation in the epilogue), softmax and
-// layer_norm spelled from primitives, run fused against the reference and against the unfused
-// graph (the same bits), for several bindings and both float types; and an MLP block built op by
-// op.
+// Pattern fusion end to end: dense (GEMM with bias and activation in the epilogue), softmax,
+// layer_norm and RMSNorm spelled from primitives, run fused against the reference and against
+// the unfused graph (the same bits), for several bindings and both float types; and an MLP block
+// built op by op.
 #include <nax/graph/ops.hpp>
 #include <nax/runtime/compile.hpp>
 
@@ -144,9 +144,17 @@ g::value ln_primitives(g::builder& b, g::value x, const g::value* gamma, const g
   return n;
 }
 
+// RMSNorm: x * rsqrt(mean(x * x) + eps), or x / sqrt(mean(pow(x, 2)) + eps), then * gamma.
+g::value rms_primitives(g::builder& b, g::value x, const g::value* gamma, const char* axis,
+                        bool rsqrt, double eps) {
+  auto ve = g::mean(rsqrt ? x * x : g::pow(x, 2.0), {axis}) + b.constant(eps, x.shape().dtype());
+  auto n = rsqrt ? x * g::rsqrt(ve) : x / g::sqrt(ve);
+  return gamma ? n * *gamma : n;
+}
+
 }  // namespace
 
-TEST_CASE("fused layer_norm from primitives, with and without gamma and beta") {
+TEST_CASE("fused layer_norm and RMSNorm from primitives, with and without gamma and beta") {
   std::mt19937 rng(8);
   for (dtype t : {dtype::f32, dtype::f64}) {
     g::builder b;
@@ -163,6 +171,11 @@ TEST_CASE("fused layer_norm from primitives, with and without gamma and beta") {
         ln_primitives(b, xl, nullptr, nullptr, "h", false, 1e-5),
         ln_primitives(b, x, nullptr, nullptr, "h", true, 1e-5),  // along a middle axis
         ln_primitives(b, x, &seqg, nullptr, "seq", true, 1e-5),  // along a dynamic axis
+        ln_primitives(b, x, &gamma, &beta, "h", true, 1e-5),     // a middle axis, both
+        rms_primitives(b, xl, &gamma, "h", true, 1e-6),
+        rms_primitives(b, xl, nullptr, "h", false, 1e-5),
+        rms_primitives(b, x, &gamma, "h", true, 1e-6),     // along a middle axis
+        rms_primitives(b, x, nullptr, "seq", false, 0.5),  // along a dynamic axis
     };
     for (std::size_t batch : {1u, 6u}) {
       for (std::size_t seq : {1u, 11u}) {

@@ -90,6 +90,8 @@ struct layer_norm_op {
   bool has_gamma = true, has_beta = true;
   bool primitives = false;
   bool square_by_pow = false, divide_by_sqrt = false;
+  // false: RMSNorm, x * rsqrt(mean(x * x) + eps), no mean subtracted (recognized from primitives).
+  bool centered = true;
   friend bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept;
 };
 /// The input's elements, in row-major order, in the node's shape.
@@ -434,7 +436,7 @@ inline bool operator==(const random_op& x, const random_op& y) noexcept {
 inline bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept {
   return a.axis == b.axis && a.has_gamma == b.has_gamma && a.has_beta == b.has_beta &&
          a.primitives == b.primitives && a.square_by_pow == b.square_by_pow &&
-         a.divide_by_sqrt == b.divide_by_sqrt &&
+         a.divide_by_sqrt == b.divide_by_sqrt && a.centered == b.centered &&
          std::bit_cast<std::uint64_t>(a.epsilon) == std::bit_cast<std::uint64_t>(b.epsilon);
 }
 

@@ -36,13 +36,15 @@ struct softmax_spelling {
   bool divide = true;
 };
 
-/// How a layer_norm was spelled: `d = x - mean(x)`; `var = mean(d * d)` or `mean(pow(d, 2))`;
-/// `d * rsqrt(var + eps)` or `d / sqrt(var + eps)`; then `* gamma` and `+ beta` where present.
+/// How a layer_norm was spelled: `d = x - mean(x)` (an RMSNorm, not `centered`: `d = x`);
+/// `var = mean(d * d)` or `mean(pow(d, 2))`; `d * rsqrt(var + eps)` or `d / sqrt(var + eps)`;
+/// then `* gamma` and `+ beta` where present.
 struct layer_norm_spelling {
   bool square_by_pow = false;
   bool divide_by_sqrt = false;
   double epsilon = 0;
   bool has_gamma = false, has_beta = false;
+  bool centered = true;
 };
 
 /// The geometry of a spelled row op: the rows (plan_rows: [outer, n, inner], threading) and the
@@ -70,20 +72,6 @@ void map_row(const V* x, V* y, std::size_t n, F f) {
     nax::detail::row_writer<V, true>{y + i, 1}.store_tail(
         0, n - i, f(nax::detail::load_partial<V>(x + i, 1, n - i)));
 }
-// The same, reading two rows (x and the output y itself).
-template <class V, class F>
-void map_rows(const V* x, V* y, std::size_t n, F f) {
-  constexpr std::size_t w = simd::width<V>;
-  std::size_t i = 0;
-  for (; i + w <= n; i += w)
-    f(simd::vec<V>::load_unaligned(x + i), simd::vec<V>::load_unaligned(y + i))
-        .store_unaligned(y + i);
-  if (i < n)
-    nax::detail::row_writer<V, true>{y + i, 1}.store_tail(
-        0, n - i,
-        f(nax::detail::load_partial<V>(x + i, 1, n - i),
-          nax::detail::load_partial<V>(y + i, 1, n - i)));
-}
 
 template <class V>
 void spelled_softmax_row(const spelled_rows_plan& p, softmax_spelling s, const V* x, V* y) {
@@ -104,17 +92,21 @@ void spelled_softmax_row(const spelled_rows_plan& p, softmax_spelling s, const V
   }
 }
 
+// gamma and beta are read where the spelling has them (null otherwise).
 template <class V>
 void spelled_layer_norm_row(const spelled_rows_plan& p, const layer_norm_spelling& s, const V* x,
                             const V* gamma, const V* beta, V* y) {
   using vec = simd::vec<V>;
   const std::size_t n = p.rows.n;
+  if (!s.has_gamma) gamma = nullptr;
+  if (!s.has_beta) beta = nullptr;
   const bool copy = p.reduce.path == reduce_path::copy;  // n = 1: the mean is the element
   auto mean = [&](const V* row) {
     const V t = row_total<reducers::sum>(p.reduce, row);
     return copy ? t : divide(t, n);
   };
-  const vec mu(mean(x));
+  // Not centered, d = x - 0: the same bits as x (-0 - 0 is -0), one sweep fewer.
+  const vec mu(s.centered ? mean(x) : V(0));
   if (s.square_by_pow)
     map_row<V>(x, y, n, [&](const vec& v) { return ops::pow::apply(v - mu, vec(V(2))); });
   else
@@ -124,12 +116,27 @@ void spelled_layer_norm_row(const spelled_rows_plan& p, const layer_norm_spellin
     });
   const V ve = mean(static_cast<const V*>(y)) + static_cast<V>(s.epsilon);
   const vec r(s.divide_by_sqrt ? ops::sqrt::apply(ve) : ops::rsqrt::apply(ve));
-  auto norm = [&](const vec& v) {
-    return s.divide_by_sqrt ? ops::div::apply(v - mu, r) : (v - mu) * r;
+  // The norm, then * gamma, then + beta, in one sweep, each rounded as its op (op_result: no
+  // multiply-add contracted across them).
+  auto scaled = [&](const vec& v, const vec& g, const vec& b) {
+    vec t = simd::op_result(s.divide_by_sqrt ? ops::div::apply(v - mu, r) : (v - mu) * r);
+    if (s.has_gamma) t = simd::op_result(t * g);
+    if (s.has_beta) t = t + b;
+    return t;
   };
-  map_row<V>(x, y, n, norm);
-  if (s.has_gamma) map_rows<V>(gamma, y, n, [](const vec& g, const vec& v) { return v * g; });
-  if (s.has_beta) map_rows<V>(beta, y, n, [](const vec& b, const vec& v) { return v + b; });
+  constexpr std::size_t w = simd::width<V>;
+  const vec none(V(0));
+  auto at = [](const V* p, std::size_t i) { return p ? vec::load_unaligned(p + i) : vec(V(0)); };
+  std::size_t i = 0;
+  for (; i + w <= n; i += w)
+    scaled(vec::load_unaligned(x + i), at(gamma, i), at(beta, i)).store_unaligned(y + i);
+  if (i < n) {
+    auto part = [&](const V* p) {
+      return p ? nax::detail::load_partial<V>(p + i, 1, n - i) : none;
+    };
+    nax::detail::row_writer<V, true>{y + i, 1}.store_tail(0, n - i,
+                                                          scaled(part(x), part(gamma), part(beta)));
+  }
 }
 
 // The columns path: len columns (each a row of the op along the axis), n rows `inner` apart;
@@ -212,8 +219,12 @@ void spelled_layer_norm_columns(const spelled_rows_plan& p, const layer_norm_spe
     if (!copy)
       for (std::size_t j = 0; j < vecs; ++j) acc[j] = acc[j] / vec(static_cast<V>(p.rows.n));
   };
-  c.template fold<reducers::sum>(x, mu);
-  mean(mu);
+  if (s.centered) {
+    c.template fold<reducers::sum>(x, mu);
+    mean(mu);
+  } else {
+    std::fill_n(mu, vecs, vec(V(0)));
+  }
   c.map(x, y, mu, [&](std::size_t, const vec& v, const vec& m) {
     return s.square_by_pow ? ops::pow::apply(v - m, vec(V(2))) : (v - m) * (v - m);
   });
@@ -226,8 +237,8 @@ void spelled_layer_norm_columns(const spelled_rows_plan& p, const layer_norm_spe
   // (x - mu) against r, then gamma and beta: mu's lanes ride in y's place.
   c.map(x, y, mu, [&](std::size_t, const vec& v, const vec& m) { return v - m; });
   c.map(y, y, r, [&](std::size_t k, const vec& d, const vec& rj) {
-    vec v = s.divide_by_sqrt ? ops::div::apply(d, rj) : d * rj;
-    if (s.has_gamma) v = v * vec(gamma[k]);
+    vec v = simd::op_result(s.divide_by_sqrt ? ops::div::apply(d, rj) : d * rj);
+    if (s.has_gamma) v = simd::op_result(v * vec(gamma[k]));
     if (s.has_beta) v = v + vec(beta[k]);
     return v;
   });

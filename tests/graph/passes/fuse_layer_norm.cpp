@@ -52,6 +52,7 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
     REQUIRE(s.fused);
     CHECK(s.fused->kind == g::fusion_kind::layer_norm);
     const g::layer_norm_op& ln = s.as<g::layer_norm_op>();
+    CHECK(ln.centered);
     CHECK(ln.axis == 2);
     CHECK(ln.has_gamma == v.gamma);
     CHECK(ln.has_beta == v.beta);
@@ -78,6 +79,46 @@ TEST_CASE("layer_norm from primitives is recognized in its variants") {
   CHECK(kinds(compile_steps(b, {y2})) == "fused_layer_norm, fused_elementwise");  // [h, batch]
 }
 
+TEST_CASE("RMSNorm from primitives is a layer_norm that subtracts no mean") {
+  for (int v = 0; v < 4; ++v) {
+    CAPTURE(v);
+    const bool rsqrt = v % 2 == 0, pow = v >= 2;
+    g::builder b;
+    auto x = b.parameter("x", f32({"batch", h}));
+    auto gamma = b.parameter("gamma", f32({h}));
+    auto var = g::mean(pow ? g::pow(x, 2.0) : x * x, {"h"});
+    auto ve = var + b.constant(1e-6);
+    auto y = (rsqrt ? x * g::rsqrt(ve) : x / g::sqrt(ve)) * gamma;
+    const g::program p = compile_steps(b, {y});
+    REQUIRE(p.steps.size() == 1);
+    const g::program_step& s = p.steps[0];
+    REQUIRE(s.fused);
+    CHECK(s.fused->kind == g::fusion_kind::layer_norm);
+    const g::layer_norm_op& ln = s.as<g::layer_norm_op>();
+    CHECK_FALSE(ln.centered);
+    CHECK(ln.axis == 1);
+    CHECK(ln.has_gamma);
+    CHECK_FALSE(ln.has_beta);
+    CHECK(ln.square_by_pow == pow);
+    CHECK(ln.divide_by_sqrt == !rsqrt);
+    CHECK(ln.epsilon == doctest::Approx(1e-6));
+    CHECK(p.values[s.args[0]].origin == x.id());
+    CHECK(p.values[s.args[1]].origin == gamma.id());
+    check_decompositions(b, p);
+  }
+  // The centered spelling stays centered; a square of another value than the one scaled is
+  // neither; the mean of the squares read elsewhere keeps the ops apart.
+  g::builder b;
+  auto x = b.parameter("x", f32({"batch", h}));
+  auto z = b.parameter("z", f32({"batch", h}));
+  auto ms = g::mean(x * x, {"h"});
+  CHECK(compile_steps(b, {x * g::rsqrt(ms + 1e-6)}).steps[0].as<g::layer_norm_op>().centered ==
+        false);
+  CHECK(kinds(compile_steps(b, {z * g::rsqrt(ms + 1e-6)})).find("layer_norm") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {x * g::rsqrt(ms + 1e-6), ms})).find("layer_norm") ==
+        std::string::npos);
+}
+
 TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes differ") {
   g::builder b;
   auto x = b.parameter("x", f32({"batch", h}));
@@ -90,10 +131,14 @@ TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes
   CHECK(kinds(compile_steps(b, {y})) == "fused_layer_norm");
   CHECK(kinds(compile_steps(b, {y, var})).find("layer_norm") == std::string::npos);
   CHECK(kinds(compile_steps(b, {y + mu})).find("layer_norm") == std::string::npos);  // mu read
-  // The variance over another axis than the mean.
+  // The variance over another axis than the mean: not a layer_norm of x, but an RMSNorm of d
+  // over that axis.
   auto var2 = g::mean(d * d, {"batch"});
   auto y2 = d * g::rsqrt(var2 + 1e-5);
-  CHECK(kinds(compile_steps(b, {y2})).find("layer_norm") == std::string::npos);
+  const g::program p2 = compile_steps(b, {y2});
+  REQUIRE(kinds(p2) == "reduce, elementwise, fused_layer_norm");  // mean(x), d, its norm
+  CHECK(p2.steps[2].as<g::layer_norm_op>().axis == 0);
+  CHECK_FALSE(p2.steps[2].as<g::layer_norm_op>().centered);
   // A square of something else than the centred x.
   auto var3 = g::mean(x * x, {"h"});
   CHECK(kinds(compile_steps(b, {d * g::rsqrt(var3 + 1e-5)})).find("layer_norm") ==

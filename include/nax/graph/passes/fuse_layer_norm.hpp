@@ -2,6 +2,7 @@
 // The layer_norm fusion pass: layer_norm spelled from primitives, in its common variants,
 //   d = x - mean(x, a);  var = mean(d * d or pow(d, 2), a);
 //   n = d * rsqrt(var [+ eps]) or d / sqrt(var [+ eps]);  y = n [* gamma] [+ beta]
+// and RMSNorm, the same with d = x (no mean subtracted: `centered` false),
 // (gamma, beta: rank-1 parameters over axis a, either operand order) becomes one layer_norm node,
 // which holds whether gamma and beta are present and how the rest was spelled: its kernel gives
 // the primitives' bits (kernels/spelled_rows.hpp). Not taken when an
@@ -34,7 +35,7 @@ struct ln_match {
   std::vector<node_id> members;
   node_id x = 0, gamma = 0, beta = 0;
   bool has_gamma = false, has_beta = false;
-  bool square_by_pow = false, divide_by_sqrt = false;
+  bool square_by_pow = false, divide_by_sqrt = false, centered = true;
   std::uint32_t axis = 0;
   double epsilon = 0;
 };
@@ -49,7 +50,8 @@ inline bool is_feature_param(const pattern_matcher& m, node_id p, const ln_match
 }
 
 // n = (x - mean(x)) * rsqrt(var + eps), or (x - mean) / sqrt(var + eps), with
-// var = mean((x - mean)^2) (d * d or pow(d, 2)); eps optional.
+// var = mean((x - mean)^2) (d * d or pow(d, 2)); eps optional. Or RMSNorm: d = x, when d is not
+// x - mean(x) or var is not its square's mean (then the mean of x * x, of the x multiplied).
 inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
   const node& nn = m.at(n);
   if (!nn.is<elementwise_op>() || nn.inputs.size() != 2) return false;
@@ -72,10 +74,7 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
     mem.push_back(nn.inputs[1]);
     found = true;
   }
-  if (!found || !m.is(d, ops::id::sub)) return false;
-  const node_id x = m.at(d).inputs[0], mu = m.at(d).inputs[1];
-  const auto axis = m.single_axis_reduce(mu, ops::reduce_kind::mean);
-  if (!axis || m.at(mu).inputs[0] != x) return false;
+  if (!found) return false;
   double eps = 0;
   node_id var = ve;
   if (m.is(ve, ops::id::add)) {
@@ -86,17 +85,34 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
     var = c == a ? b : a;
     mem.push_back(ve);
   }
-  if (!m.is_reduce(var, ops::reduce_kind::mean, *axis)) return false;
+  const auto axis = m.single_axis_reduce(var, ops::reduce_kind::mean);
+  if (!axis) return false;
   const node_id sq = m.at(var).inputs[0];
   const bool square =
       (m.is(sq, ops::id::mul) && m.at(sq).inputs[0] == d && m.at(sq).inputs[1] == d) ||
       (m.is(sq, ops::id::pow) && m.at(sq).inputs[0] == d && m.is_constant(m.at(sq).inputs[1], 2));
   if (!square) return false;
+  // Centered: d = x - mean(x) over the same axis; otherwise d is x itself (RMSNorm).
+  node_id x = d, mu = 0;
+  bool centered = false;
+  if (m.is(d, ops::id::sub)) {
+    const node_id c = m.at(d).inputs[0], r = m.at(d).inputs[1];
+    if (m.single_axis_reduce(r, ops::reduce_kind::mean) == axis && m.at(r).inputs[0] == c) {
+      x = c;
+      mu = r;
+      centered = true;
+    }
+  }
   const nax::shape& xs = m.at(x).shape;
   if (!ops::is_floating(xs.dtype()) || !m.same_dims(m.at(n).shape, xs) ||
       !m.same_dims(m.at(d).shape, xs) || m.at(n).shape.dtype() != xs.dtype())
     return false;
-  for (node_id k : {var, sq, d, mu}) mem.push_back(k);
+  mem.push_back(var);
+  mem.push_back(sq);
+  if (centered) {
+    mem.push_back(d);
+    mem.push_back(mu);
+  }
   // Every op in x's type, as the kernel computes (an op in another type would round otherwise).
   for (node_id k : mem)
     if (m.at(k).shape.dtype() != xs.dtype()) return false;
@@ -105,6 +121,7 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
   match.axis = *axis;
   match.square_by_pow = m.is(sq, ops::id::pow);
   match.divide_by_sqrt = m.is(n, ops::id::div);
+  match.centered = centered;
   match.epsilon = eps;
   return true;
 }
@@ -159,6 +176,7 @@ inline bool try_layer_norm(pattern_matcher& m, node_id y) {
   op.primitives = true;
   op.square_by_pow = match.square_by_pow;
   op.divide_by_sqrt = match.divide_by_sqrt;
+  op.centered = match.centered;
   gr.op = op;
   gr.args.push_back(match.x);
   if (match.has_gamma) gr.args.push_back(match.gamma);

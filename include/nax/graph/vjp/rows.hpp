@@ -49,8 +49,9 @@ inline void vjp_layer_norm(const vjp_context& c) {
   const std::uint32_t axis = ln.axis;
   const value x = c.operand(0);
   const nax::shape xs = x.shape();
-  // The statistics again, as the kernel has them: the mean, then the mean squared deviation.
-  const value centred = x - along_and_back(ops::reduce_kind::mean, x, axis);
+  // The statistics again, as the kernel has them: the mean, then the mean squared deviation
+  // (an RMSNorm subtracts no mean).
+  const value centred = ln.centered ? x - along_and_back(ops::reduce_kind::mean, x, axis) : x;
   const value var = along_and_back(ops::reduce_kind::mean, centred * centred, axis);
   const value r = graph::rsqrt(var + ln.epsilon);
   const value normed = centred * r;
@@ -58,9 +59,10 @@ inline void vjp_layer_norm(const vjp_context& c) {
   const std::size_t gamma_at = ln.has_gamma ? next++ : 0, beta_at = ln.has_beta ? next++ : 0;
   const value g = ln.has_gamma ? c.dy * over_rows(c.operand(gamma_at), xs, axis) : c.dy;
   if (c.wants[0]) {
-    const value mean_g = along_and_back(ops::reduce_kind::mean, g, axis);
     const value mean_gx = along_and_back(ops::reduce_kind::mean, g * normed, axis);
-    c.give(0, r * (g - mean_g - normed * mean_gx));
+    // Centered, the mean's own dependence on x takes g's mean off too.
+    const value g_c = ln.centered ? g - along_and_back(ops::reduce_kind::mean, g, axis) : g;
+    c.give(0, r * (g_c - normed * mean_gx));
   }
   if (ln.has_gamma && c.wants[gamma_at])
     c.give(gamma_at, sum_but(c.dy * normed, axis, c.shape_of(gamma_at)));

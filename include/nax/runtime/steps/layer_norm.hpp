@@ -65,7 +65,8 @@ class spelled_layer_norm_step final : public kernels::step_kernel, public arena_
                           const graph::program_step& s)
       : plan_(std::move(plan)), x_(s.args[0]), out_(s.result) {
     const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
-    spelling_ = {op.square_by_pow, op.divide_by_sqrt, op.epsilon, op.has_gamma, op.has_beta};
+    spelling_ = {op.square_by_pow, op.divide_by_sqrt, op.epsilon,
+                 op.has_gamma,     op.has_beta,       op.centered};
     std::size_t a = 1;
     if (op.has_gamma) gamma_ = s.args[a++];
     if (op.has_beta) beta_ = s.args[a++];
