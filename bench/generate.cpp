@@ -259,7 +259,9 @@ int main(int argc, char** argv) {
   const auto decode = [&](decoder& d) {
     auto x = embed_decode_fn(w.wte, w.wpe, d.token, d.at);
     for (std::size_t l = 0; l < layers; ++l) {
-      auto [y, k, v] = block_decode_fn(w.layers[l], d.k[l], d.v[l], x, d.at);
+      // The caches donated: each is updated in place (the token's key and value written).
+      auto [y, k, v] =
+          block_decode_fn(w.layers[l], nax::donate(d.k[l]), nax::donate(d.v[l]), x, d.at);
       x = std::move(y);
       d.k[l] = std::move(k);
       d.v[l] = std::move(v);

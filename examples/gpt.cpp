@@ -2,8 +2,9 @@
 // looked up with nax::take, trained with nax::value_and_grad and AdamW on a text that ships with
 // Debian (the GPL's text), saved and loaded as .npz, then generating text twice: without a cache
 // (the whole prefix again for each token) and with a KV cache written in place by
-// nax::dynamic_update_slice. The parameters are structs (NAX_FIELDS): one argument for the whole
-// model in nax::jit, nax::value_and_grad, the optimizer and the .npz file.
+// nax::dynamic_update_slice (the cache donated to the call: nax::donate). The parameters are
+// structs (NAX_FIELDS): one argument for the whole model in nax::jit, nax::value_and_grad, the
+// optimizer and the .npz file.
 //
 // Exits 0 when the loss has fallen, the loaded parameters are bit for bit the saved ones, and both
 // ways of generating give the same tokens; 1 otherwise. Usage: gpt [TEXT_FILE] [STEPS]
@@ -275,7 +276,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i + 1 < max_len; ++i) {
     token.data()[0] = cached[i];
     at.data()[0] = static_cast<std::int32_t>(i);
-    auto [logits, k0, v0, k1, v1] = decode_fn(loaded, cache, token, at);
+    // The cache donated: each layer's keys and values are updated in place (the new position
+    // written, nothing copied), the results owning the same memory.
+    auto [logits, k0, v0, k1, v1] = decode_fn(loaded, nax::donate(cache), token, at);
     cache.layers[0].k = std::move(k0);
     cache.layers[0].v = std::move(v0);
     cache.layers[1].k = std::move(k1);

@@ -66,6 +66,7 @@ const char nax_runtime_instruction_set_check = 0;
 
 #include <nax/graph/compile_program.hpp>
 #include <nax/graph/grad.hpp>
+#include <nax/graph/in_place.hpp>
 #include <nax/graph/passes/cse.hpp>
 #include <nax/graph/passes/dead_code.hpp>
 #include <nax/graph/passes/fuse_dense.hpp>

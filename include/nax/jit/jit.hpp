@@ -34,12 +34,13 @@
 #include <nax/core/unpack.hpp>
 #include <nax/graph/builder.hpp>
 #include <nax/graph/program.hpp>
+#include <nax/jit/donate.hpp>
 #include <nax/jit/fields_input.hpp>
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
-#include <nax/jit/traced_take.hpp>
 #include <nax/jit/traced_ops.hpp>
+#include <nax/jit/traced_take.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/runtime/compile.hpp>
 #include <nax/typed/layout.hpp>
@@ -191,7 +192,9 @@ template <std::size_t I, class In, class X>
 typename In::view_type input_view(const X& x) {
   using view = typename In::view_type;
   using T = typename In::value_type;
-  if constexpr (std::is_same_v<X, typename In::tensor_type>) {
+  if constexpr (is_donated_v<X>) {
+    return input_view<I, In>(x.tensor);
+  } else if constexpr (std::is_same_v<X, typename In::tensor_type>) {
     return x.view();
   } else if constexpr (std::is_same_v<X, view> ||
                        std::is_convertible_v<const X&, view>) {  // a mutable view
@@ -237,14 +240,30 @@ struct result_slots;
 template <class... R>
 struct result_slots<std::tuple<R...>> {
   std::tuple<std::optional<R>...> made;
+  std::array<void*, sizeof...(R)> donors{};  // per result: a donated R to take, or null
+
+  /// Result k takes t's memory if the executable updates input `flat` in place as result k and
+  /// t has result k's type.
+  template <class Tensor>
+  void offer(const nax::executable& ex, std::size_t flat, Tensor& t) {
+    boost::mp11::mp_for_each<boost::mp11::mp_iota_c<sizeof...(R)>>([&](auto i) {
+      using T = std::tuple_element_t<decltype(i)::value, std::tuple<R...>>;
+      if constexpr (std::is_same_v<T, Tensor>)
+        if (ex.in_place_input(i) == flat) donors[i] = &t;
+    });
+  }
 
   static dyn_tensor make(void* self, std::size_t k, const nax::shape& s) {
-    auto& slots = static_cast<result_slots*>(self)->made;
+    auto& slots = *static_cast<result_slots*>(self);
     dyn_tensor d;
     boost::mp11::mp_with_index<sizeof...(R)>(k, [&](auto i) {
       using T = std::tuple_element_t<decltype(i)::value, std::tuple<R...>>;
-      auto& slot = std::get<decltype(i)::value>(slots);
-      slot.emplace(extents_from_shape<typename T::extents_type>(s));
+      auto& slot = std::get<decltype(i)::value>(slots.made);
+      const auto e = extents_from_shape<typename T::extents_type>(s);
+      if (T* donor = static_cast<T*>(slots.donors[i]); donor && donor->extents() == e)
+        slot.emplace(std::move(*donor));
+      else
+        slot.emplace(e);
       d = to_dyn(*slot);
     });
     return d;
@@ -278,6 +297,7 @@ class jit_function {
   template <class... X>
   requires(sizeof...(X) == sizeof...(Inputs)) Result operator()(const X&... xs) const {
     detail::result_slots<results> out;
+    if constexpr ((detail::is_donated_v<X> || ...)) offer_donated(out, xs...);
     std::array<dyn_tensor, std::tuple_size_v<results>> out_dyn;
     run(std::span<dyn_tensor>(out_dyn), &detail::result_slots<results>::make, &out, xs...);
     if constexpr (detail::is_tuple_v<Result>)
@@ -316,10 +336,11 @@ class jit_function {
                                                            std::type_identity<In>, const Arg& x) {
           if constexpr (detail::is_fields_input_v<In>) {
             // An error here means argument K of a nax::jit function made from nax::input(params)
-            // is not a struct of params' type.
-            static_assert(std::is_same_v<Arg, typename In::tensor_type>,
+            // is not a struct of params' type (or one donated with nax::donate).
+            static_assert(std::is_same_v<std::remove_cvref_t<decltype(detail::undonated(x))>,
+                                         typename In::tensor_type>,
                           "nax::jit: a struct input takes a struct of the type it was made from");
-            detail::append_field_inputs(in, x, K, paths_[K]);
+            detail::append_field_inputs(in, detail::undonated(x), K, paths_[K]);
           } else {
             in.push_back(wrap(detail::input_view<K, In>(x)));
           }
@@ -336,6 +357,46 @@ class jit_function {
   const nax::executable& executable() const noexcept { return ex_; }
 
  private:
+  /// Offers each donated argument (nax::donate) to the result that updates it in place, unless
+  /// its memory is also another argument's (that argument would read it while it is written).
+  template <class... X>
+  void offer_donated(detail::result_slots<results>& out, const X&... xs) const {
+    std::vector<detail::byte_span> spans;  // every argument's bytes, in input order
+    std::vector<std::size_t> first;        // per argument: its first input's position
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto one = [&]<std::size_t K, class In, class Arg>(std::integral_constant<std::size_t, K>,
+                                                         std::type_identity<In>, const Arg& x) {
+        first.push_back(spans.size());
+        if constexpr (detail::is_fields_input_v<In>)
+          nax::for_each_field(detail::undonated(x), [&](std::string_view, const auto& t) {
+            spans.push_back(detail::bytes_of(t.view()));
+          });
+        else
+          spans.push_back(detail::bytes_of(detail::input_view<K, In>(x)));
+      };
+      (one(std::integral_constant<std::size_t, I>{}, std::type_identity<Inputs>{}, xs), ...);
+      // Input `at`'s tensor t, offered if no other input's memory overlaps it.
+      auto offer_one = [&](std::size_t at, auto& t) {
+        for (std::size_t j = 0; j < spans.size(); ++j)
+          if (j != at && spans[j].overlaps(spans[at])) return;
+        out.offer(ex_, at, t);
+      };
+      auto offer = [&]<std::size_t K, class Arg>(std::integral_constant<std::size_t, K>,
+                                                 const Arg& x) {
+        if constexpr (detail::is_donated_v<Arg>) {
+          if constexpr (nax::field_struct<std::remove_cvref_t<decltype(x.tensor)>>) {
+            std::size_t at = first[K];
+            nax::for_each_field(x.tensor, [&](std::string_view, auto& t) { offer_one(at++, t); });
+          } else {
+            offer_one(first[K], x.tensor);
+          }
+        }
+      };
+      (offer(std::integral_constant<std::size_t, I>{}, xs), ...);
+    }
+    (std::index_sequence_for<Inputs...>{});
+  }
+
   mutable nax::executable ex_;  // runs are thread-safe
   detail::input_paths<sizeof...(Inputs)> paths_;
 };

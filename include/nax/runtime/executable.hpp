@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,8 +52,14 @@ class executable {
   }
 
   /// The same, writing into `outputs`, whose shapes must be the results' (nothing is allocated
-  /// once this binding has been run before).
+  /// once this binding has been run before). No output may share memory with an input, but for
+  /// in_place_input's: output k may be input i's own tensor, updated in place.
   NAX_RUNTIME_INLINE void run(std::span<const dyn_tensor> inputs, std::span<dyn_tensor> outputs);
+
+  /// The input whose tensor result k may be written in (given as both), if any: result k is a
+  /// dynamic_update_slice of that input that nothing else reads (graph/in_place.hpp), and the
+  /// run then writes only the update (a KV cache's new position) instead of copying the input.
+  NAX_RUNTIME_INLINE std::optional<std::size_t> in_place_input(std::size_t k) const;
 
   /// Makes output k of a run once its shape is known: a dyn_tensor of exactly that shape.
   using output_maker = dyn_tensor (*)(void* context, std::size_t k, const nax::shape& shape);
@@ -121,6 +128,7 @@ class executable {
 #include <nax/core/extract_bindings.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
+#include <nax/graph/in_place.hpp>
 #include <nax/graph/to_dot.hpp>
 #include <nax/runtime/input_signature.hpp>
 #include <nax/runtime/native/tier.hpp>
@@ -142,6 +150,7 @@ struct executable::state {
         signature(program),
         buckets(program, o),
         recipe(runtime::make_specialization_recipe(program)),
+        in_place(graph::in_place_inputs(program)),
         native(o.native),
         cache(program, o.max_specializations, specialization_options(),
               o.max_extents_per_specialization) {}
@@ -165,6 +174,7 @@ struct executable::state {
   std::vector<runtime::extents_key> refused;
   std::atomic<bool> any_refused{false};
   runtime::specialization_recipe recipe;  // (before the cache, which specializes with it)
+  std::vector<graph::value_index> in_place;  // per result: graph::in_place_inputs
   runtime::native::tier native;           // (before the cache: its kernels' steps point at it)
   runtime::specialization_cache cache;
   std::shared_ptr<runtime::specialization> fixed;     // when there are no dynamic axes
@@ -256,16 +266,23 @@ NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
   for (std::size_t k = 0; k < wanted.size(); ++k)
     check_output(k, outputs[k].shape(), s.spec->shapes[wanted[k]], " is ");
   // A run reads its inputs while it writes its outputs, in any order: no output may share a
-  // byte with an input or with another output.
+  // byte with an input or with another output; but an output updating its input in place is
+  // that input's own buffer, which no other input may share.
   auto overlap = [](const dyn_tensor& a, const dyn_tensor& b) {
     const auto* pa = static_cast<const std::byte*>(a.data());
     const auto* pb = static_cast<const std::byte*>(b.data());
     return a.bytes() && b.bytes() && std::less<>{}(pa, pb + b.bytes()) &&
            std::less<>{}(pb, pa + a.bytes());
   };
+  const std::vector<graph::value_index>& in_place = state_->in_place;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const std::size_t own = in_place[k] != graph::no_value &&
+                                    outputs[k].data() == inputs[in_place[k]].data() &&
+                                    outputs[k].bytes() == inputs[in_place[k]].bytes()
+                                ? in_place[k]
+                                : inputs.size();
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      if (overlap(outputs[k], inputs[i]))
+      if (i != own && overlap(outputs[k], inputs[i]))
         detail::throw_shape_error("nax::executable::run: output ", k, " shares memory with input '",
                                   state_->program.input_names[i],
                                   "'; a run reads its inputs while it writes its outputs");
@@ -292,6 +309,12 @@ NAX_RUNTIME_INLINE void executable::run(std::span<const dyn_tensor> inputs,
   }
   execute(s, inputs, outputs);
   guard.dismissed = true;
+}
+
+NAX_RUNTIME_INLINE std::optional<std::size_t> executable::in_place_input(std::size_t k) const {
+  const graph::value_index i = state_->in_place.at(k);
+  if (i == graph::no_value) return std::nullopt;
+  return i;
 }
 
 NAX_RUNTIME_INLINE void executable::pre_specialize(std::span<const nax::bindings> bindings) {
