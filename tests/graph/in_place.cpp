@@ -40,9 +40,9 @@ TEST_CASE("a dynamic_update_slice of an input nothing else reads may update it i
   CHECK(c.in_place({updated}) == std::vector<g::value_index>{0});
   // Read afterwards (the result, not the input): still in place; the other result is not.
   CHECK(c.in_place({g::sum(updated, {"pos"}), updated}) == std::vector<g::value_index>{none, 0});
-  // The row's input, updated in the cache's place: only the cache (input 0) is the operand.
+  // A second update, of the first's result: its operand is no input.
   const g::value twice = g::dynamic_update_slice(updated, c.row, "pos", c.start);
-  CHECK(c.in_place({twice}) == std::vector<g::value_index>{none});  // its operand: no input
+  CHECK(c.in_place({twice}) == std::vector<g::value_index>{none});
 }
 
 TEST_CASE("not in place: the input read elsewhere, or a result itself") {
