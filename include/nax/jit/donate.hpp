@@ -10,7 +10,6 @@
 //     auto [y, k] = step(x, nax::donate(cache), at);
 //     cache = std::move(k);   // the same memory, the new position written
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <type_traits>
@@ -21,10 +20,10 @@
 
 namespace nax::NAX_ISA {
 
-/// What nax::donate returns: a reference to the donated tensor (see the file comment).
-template <class Tensor>
+/// What nax::donate returns: a reference to the donated tensor or struct (see the file comment).
+template <class Argument>
 struct donated {
-  Tensor& tensor;
+  Argument& argument;
 };
 
 /// Marks t as an argument a nax::jit function's result may take the memory of.
@@ -33,16 +32,17 @@ donated<tensor<T, A...>> donate(tensor<T, A...>& t) noexcept {
   return {t};
 }
 /// The same for each tensor of a struct of tensors (NAX_FIELDS).
-template <class S>
-requires field_struct<S> donated<S> donate(S& s)
-noexcept { return {s}; }
+template <field_struct S>
+donated<S> donate(S& s) noexcept {
+  return {s};
+}
 
 namespace detail {
 
 template <class X>
 inline constexpr bool is_donated_v = false;
-template <class Tensor>
-inline constexpr bool is_donated_v<donated<Tensor>> = true;
+template <class Argument>
+inline constexpr bool is_donated_v<donated<Argument>> = true;
 
 /// An argument as the function reads it: a donated one's tensor or struct.
 template <class X>
@@ -51,7 +51,7 @@ const X& undonated(const X& x) noexcept {
 }
 template <class X>
 const X& undonated(const donated<X>& x) noexcept {
-  return x.tensor;
+  return x.argument;
 }
 
 /// The bytes a tensor or view spans, [first, last), from its extents and strides (empty: none).

@@ -193,7 +193,7 @@ typename In::view_type input_view(const X& x) {
   using view = typename In::view_type;
   using T = typename In::value_type;
   if constexpr (is_donated_v<X>) {
-    return input_view<I, In>(x.tensor);
+    return input_view<I, In>(x.argument);
   } else if constexpr (std::is_same_v<X, typename In::tensor_type>) {
     return x.view();
   } else if constexpr (std::is_same_v<X, view> ||
@@ -384,11 +384,11 @@ class jit_function {
       auto offer = [&]<std::size_t K, class Arg>(std::integral_constant<std::size_t, K>,
                                                  const Arg& x) {
         if constexpr (detail::is_donated_v<Arg>) {
-          if constexpr (nax::field_struct<std::remove_cvref_t<decltype(x.tensor)>>) {
+          if constexpr (nax::field_struct<std::remove_cvref_t<decltype(x.argument)>>) {
             std::size_t at = first[K];
-            nax::for_each_field(x.tensor, [&](std::string_view, auto& t) { offer_one(at++, t); });
+            nax::for_each_field(x.argument, [&](std::string_view, auto& t) { offer_one(at++, t); });
           } else {
-            offer_one(first[K], x.tensor);
+            offer_one(first[K], x.argument);
           }
         }
       };
