@@ -415,7 +415,7 @@ requires(detail::is_jit_input_v<Inputs>&&...) auto jit(graph::compile_options op
         detail::placeholder(g, std::get<I>(std::tie(inputs...)), paths[I])...};
   }
   (std::index_sequence_for<Inputs...>{});
-  const auto traced = detail::traced_results(std::apply(f, placeholders));
+  const auto traced = detail::traced_results(core_detail::unpack(f, placeholders));
   using traced_tuple = std::remove_cvref_t<decltype(traced)>;
   using results = typename detail::tensors_of<traced_tuple>::type;
   using result = std::conditional_t<std::tuple_size_v<results> == 1,

@@ -21,6 +21,7 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <nax/core/isa.hpp>
+#include <nax/core/unpack.hpp>
 #include <nax/graph/grad.hpp>
 #include <nax/jit/fields_input.hpp>
 #include <nax/jit/jit.hpp>
@@ -212,7 +213,7 @@ requires(detail::is_jit_input_v<Inputs>&&...) auto value_and_grad(graph::compile
         detail::placeholder(g, std::get<I>(std::tie(inputs...)), paths[I])...};
   }
   (std::index_sequence_for<Inputs...>{});
-  const auto traced = detail::traced_results(std::apply(f, placeholders));
+  const auto traced = detail::traced_results(core_detail::unpack(f, placeholders));
   using traced_tuple = std::remove_cvref_t<decltype(traced)>;
   // An error here means the function given to nax::value_and_grad returns more than one value:
   // it returns its loss alone.
