@@ -1,8 +1,10 @@
 // GEMM: nax::kernels::gemm against OpenBLAS (cblas_sgemm), BLIS (bli_sgemm), Eigen and PyTorch
 // (torch.mm / torch.bmm in a child process), with 1 and 2 threads, interleaved, beside the
-// in-run FMA peak of each thread count.
+// in-run FMA peak of each thread count. `decode`: the matrix-vector products of a batch-1
+// decode step (x[1, k] times row-major weights, 12 layers of GPT-2-small's, 340 MB: read from
+// memory) against OpenBLAS's cblas_sgemv and Eigen, beside a streaming read of the same bytes.
 //
-//   bench_gemm [--reps N] [--threads 1,2] [--ops 64,512,mlp1,...]
+//   bench_gemm [--reps N] [--threads 1,2] [--ops 64,512,mlp1,...,decode]
 #include "harness.hpp"  // first: nax, then the peers (see there)
 
 #include <sstream>
@@ -157,6 +159,111 @@ void run_case(const gemm_case& g, int threads, int reps, torch_process& torch) {
                   nax_gf / (flops / v.median * 1e-9));
 }
 
+// A decode step's matrix-vector products: y = x W for each layer's q, k, v and output
+// projections (768 x 768) and its MLP (768 x 3072, 3072 x 768), W row-major, 12 layers.
+void run_decode(int threads, int reps) {
+  struct product {
+    std::size_t k, n;
+    std::vector<float> w;
+  };
+  std::vector<product> ps;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  double bytes = 0;
+  for (int layer = 0; layer < 12; ++layer)
+    for (const auto& [k, n] : {std::pair<std::size_t, std::size_t>{768, 768},
+                               {768, 768}, {768, 768}, {768, 768}, {768, 3072}, {3072, 768}}) {
+      product p{k, n, std::vector<float>(k * n)};
+      for (auto& x : p.w) x = dist(rng);
+      bytes += double(k * n) * sizeof(float);
+      ps.push_back(std::move(p));
+    }
+  std::vector<float> x(3072), y(3072);
+  for (auto& v : x) v = dist(rng);
+  // The reference: the last product (3072 x 768) in double.
+  const product& last = ps.back();
+  std::vector<double> ref(last.n, 0.0);
+  for (std::size_t p = 0; p < last.k; ++p)
+    for (std::size_t j = 0; j < last.n; ++j) ref[j] += double(x[p]) * double(last.w[p * last.n + j]);
+  const auto verify = [&] {
+    return compare_gemm(std::vector<float>(y.begin(), y.begin() + std::ptrdiff_t(last.n)), ref,
+                        last.k);
+  };
+  std::vector<variant> vs;
+  const auto add = [&](std::string name, kind role, std::function<void()> call) {
+    variant v;
+    v.name = std::move(name);
+    v.threads = std::to_string(threads);
+    v.role = role;
+    v.bytes = bytes;
+    v.time_calls = [call](std::size_t calls) {
+      const auto t0 = clock_type::now();
+      for (std::size_t i = 0; i < calls; ++i) call();
+      return std::chrono::duration<double>(clock_type::now() - t0).count();
+    };
+    v.verify = [call, &y, verify]() {
+      std::fill(y.begin(), y.end(), std::nanf(""));
+      call();
+      return verify();
+    };
+    vs.push_back(std::move(v));
+  };
+  nax::set_num_threads(threads);
+  std::vector<nax::kernels::gemm_plan> plans;
+  for (const auto& p : ps) plans.push_back(nax::kernels::plan_gemm<float>(1, p.n, p.k));
+  add("nax", kind::nax, [&] {
+    for (std::size_t i = 0; i < ps.size(); ++i)
+      nax::kernels::gemm<float>(plans[i], {x.data(), std::ptrdiff_t(ps[i].k), 1},
+                                {ps[i].w.data(), std::ptrdiff_t(ps[i].n), 1},
+                                {y.data(), std::ptrdiff_t(ps[i].n), 1});
+  });
+#if NAX_BENCH_HAVE_OPENBLAS
+  add("OpenBLAS cblas_sgemv", kind::peer, [&] {
+    openblas_set_num_threads(threads);
+    for (const auto& p : ps)
+      cblas_sgemv(CblasRowMajor, CblasTrans, int(p.k), int(p.n), 1.0f, p.w.data(), int(p.n),
+                  x.data(), 1, 0.0f, y.data(), 1);
+  });
+#endif
+#if NAX_BENCH_HAVE_EIGEN
+  add("Eigen (OpenMP)", kind::peer, [&] {
+    Eigen::setNbThreads(threads);
+    using mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using row = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+    for (const auto& p : ps) {
+      Eigen::Map<const mat> w(p.w.data(), Eigen::Index(p.k), Eigen::Index(p.n));
+      Eigen::Map<const row> xv(x.data(), Eigen::Index(p.k));
+      Eigen::Map<row> yv(y.data(), Eigen::Index(p.n));
+      yv.noalias() = xv * w;
+    }
+  });
+#endif
+  // The limit: reading the same bytes once, a sum over each matrix (OpenMP).
+  float sink = 0;
+  add("read of the weights (limit)", kind::limit, [&] {
+    float total = 0;
+    for (const auto& p : ps) {
+      const float* w = p.w.data();
+      const auto m = static_cast<std::ptrdiff_t>(p.w.size());
+#pragma omp parallel for simd num_threads(threads) schedule(static) reduction(+ : total)
+      for (std::ptrdiff_t i = 0; i < m; ++i) total += w[i];
+    }
+    sink += total;
+  });
+  vs.back().verify = [] { return std::string(); };
+  measure(vs, reps, 0.2, false);
+  do_not_optimize(sink);
+  std::printf("\n### decode: 72 products x[1, k] W[k, n] (12 layers of 768x768 x4, 768x3072, "
+              "3072x768; %.0f MB), %d thread%s\n\n",
+              bytes * 1e-6, threads, threads > 1 ? "s" : "");
+  std::printf("| variant | ms/call median | ms/call best | GB/s median | of the read | nax/variant |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+  const double read = vs.back().median;
+  for (const auto& v : vs)
+    std::printf("| %s | %.3f | %.3f | %.1f | %.2f | %.2fx |\n", v.name.c_str(), v.median * 1e3,
+                v.best * 1e3, bytes / v.median * 1e-9, read / v.median, v.median / vs[0].median);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,5 +291,7 @@ int main(int argc, char** argv) {
     if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), g.name) == o.ops.end()) continue;
     for (int t : o.threads) run_case(g, t, o.reps, torch);
   }
+  if (o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), "decode") != o.ops.end())
+    for (int t : o.threads) run_decode(t, o.reps);
   std::printf("\nload avg:   %s (after)\n", load_average().c_str());
 }
