@@ -36,6 +36,29 @@ std::string compare_gemm(const std::vector<float>& got, const std::vector<double
   return "";
 }
 
+// A variant timing back-to-back calls of `call`, verified by `check` after one call into `out`
+// (filled with NaN first, so that a variant that writes nothing fails).
+variant variant_of(std::string name, kind role, int threads, double bytes,
+                   std::function<void()> call, std::vector<float>& out,
+                   std::function<std::string()> check) {
+  variant v;
+  v.name = std::move(name);
+  v.threads = std::to_string(threads);
+  v.role = role;
+  v.bytes = bytes;
+  v.time_calls = [call](std::size_t calls) {
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < calls; ++i) call();
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+  };
+  v.verify = [call, &out, check]() {
+    std::fill(out.begin(), out.end(), std::nanf(""));
+    call();
+    return check();
+  };
+  return v;
+}
+
 void run_case(const gemm_case& g, int threads, int reps, torch_process& torch) {
   const std::size_t m = g.m, n = g.n, k = g.k, nb = g.batch;
   std::vector<float> a(nb * m * k), b(nb * k * n), c(nb * m * n);
@@ -57,22 +80,8 @@ void run_case(const gemm_case& g, int threads, int reps, torch_process& torch) {
   const double flops = 2.0 * double(m) * double(n) * double(k) * double(nb);
   std::vector<variant> vs;
   auto add = [&](std::string name, kind role, std::function<void()> call) {
-    variant v;
-    v.name = std::move(name);
-    v.threads = std::to_string(threads);
-    v.role = role;
-    v.bytes = flops;  // "bytes" holds the flops: the table prints GFLOP/s
-    v.time_calls = [call](std::size_t calls) {
-      const auto t0 = clock_type::now();
-      for (std::size_t i = 0; i < calls; ++i) call();
-      return std::chrono::duration<double>(clock_type::now() - t0).count();
-    };
-    v.verify = [call, &c, verify]() {
-      std::fill(c.begin(), c.end(), std::nanf(""));
-      call();
-      return verify();
-    };
-    vs.push_back(std::move(v));
+    // "bytes" holds the flops: the table prints GFLOP/s
+    vs.push_back(variant_of(std::move(name), role, threads, flops, std::move(call), c, verify));
   };
   nax::set_num_threads(threads);
   const auto plan = nax::kernels::plan_gemm<float>(m, n, k, nb);
@@ -172,7 +181,11 @@ void run_decode(int threads, int reps) {
   double bytes = 0;
   for (int layer = 0; layer < 12; ++layer)
     for (const auto& [k, n] : {std::pair<std::size_t, std::size_t>{768, 768},
-                               {768, 768}, {768, 768}, {768, 768}, {768, 3072}, {3072, 768}}) {
+                               {768, 768},
+                               {768, 768},
+                               {768, 768},
+                               {768, 3072},
+                               {3072, 768}}) {
       product p{k, n, std::vector<float>(k * n)};
       for (auto& x : p.w) x = dist(rng);
       bytes += double(k * n) * sizeof(float);
@@ -184,29 +197,15 @@ void run_decode(int threads, int reps) {
   const product& last = ps.back();
   std::vector<double> ref(last.n, 0.0);
   for (std::size_t p = 0; p < last.k; ++p)
-    for (std::size_t j = 0; j < last.n; ++j) ref[j] += double(x[p]) * double(last.w[p * last.n + j]);
+    for (std::size_t j = 0; j < last.n; ++j)
+      ref[j] += double(x[p]) * double(last.w[p * last.n + j]);
   const auto verify = [&] {
     return compare_gemm(std::vector<float>(y.begin(), y.begin() + std::ptrdiff_t(last.n)), ref,
                         last.k);
   };
   std::vector<variant> vs;
   const auto add = [&](std::string name, kind role, std::function<void()> call) {
-    variant v;
-    v.name = std::move(name);
-    v.threads = std::to_string(threads);
-    v.role = role;
-    v.bytes = bytes;
-    v.time_calls = [call](std::size_t calls) {
-      const auto t0 = clock_type::now();
-      for (std::size_t i = 0; i < calls; ++i) call();
-      return std::chrono::duration<double>(clock_type::now() - t0).count();
-    };
-    v.verify = [call, &y, verify]() {
-      std::fill(y.begin(), y.end(), std::nanf(""));
-      call();
-      return verify();
-    };
-    vs.push_back(std::move(v));
+    vs.push_back(variant_of(std::move(name), role, threads, bytes, std::move(call), y, verify));
   };
   nax::set_num_threads(threads);
   std::vector<nax::kernels::gemm_plan> plans;
@@ -253,10 +252,12 @@ void run_decode(int threads, int reps) {
   vs.back().verify = [] { return std::string(); };
   measure(vs, reps, 0.2, false);
   do_not_optimize(sink);
-  std::printf("\n### decode: 72 products x[1, k] W[k, n] (12 layers of 768x768 x4, 768x3072, "
-              "3072x768; %.0f MB), %d thread%s\n\n",
-              bytes * 1e-6, threads, threads > 1 ? "s" : "");
-  std::printf("| variant | ms/call median | ms/call best | GB/s median | of the read | nax/variant |\n");
+  std::printf(
+      "\n### decode: 72 products x[1, k] W[k, n] (12 layers of 768x768 x4, 768x3072, "
+      "3072x768; %.0f MB), %d thread%s\n\n",
+      bytes * 1e-6, threads, threads > 1 ? "s" : "");
+  std::printf(
+      "| variant | ms/call median | ms/call best | GB/s median | of the read | nax/variant |\n");
   std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
   const double read = vs.back().median;
   for (const auto& v : vs)
