@@ -10,8 +10,13 @@
 //   nax::jit       one jitted function per part, called per layer as a user's generation loop
 //                  does: the embedding, a block (the same specialization for all 12 layers) and
 //                  the head. Decode keeps each layer's cache on a bounded axis (cpos <= 1024) at
-//                  its bound, the positions past the context masked (examples/gpt.cpp's way): one
-//                  specialization for every context length.
+//                  its bound, written in place, and attends over its first C positions
+//                  (nax::set_dimension_size: a view, no copy), under size_policy::bound: one
+//                  specialization, and steps for each context length made on its first call.
+//                  Beside it: the same at a new length every call (lengths 128 to 639 in turn:
+//                  more than the executable keeps, so every call makes its steps), and the cache
+//                  read whole with the positions past C masked (one set of steps for every
+//                  length, the attention over all 1024 positions).
 //   PyTorch eager  the same model as a PyTorch user writes it, the cache grown with torch.cat
 //                  (bench/peers/torch_peer.py, inference_mode)
 //   weights read   the limit of a decode step: reading every weight once, measured here as a
@@ -102,6 +107,24 @@ const auto block_decode = [](const auto& b, auto k_cache, auto v_cache, auto x, 
   auto seen = nax::iota<cpos, std::int32_t>(k) <= at;
   auto p = nax::softmax<cpos>(scores + nax::where(seen, 0.0f, -1e9f));
   auto o = nax::merge<heads, hd, attn>(nax::dot<cpos>(p, v));
+  return std::tuple(mlp(b, nax::eval(x + nax::dot<attn>(o, b.wo) + b.bo)), k, v);
+};
+
+// The same, its query against the cache's first at + 1 positions alone (lpos <= 1024).
+using lpos = nax::axis<"lpos">;
+const auto block_decode_live = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
+  auto a = nax::layer_norm<model>(x, b.ln1_g, b.ln1_b, epsilon);
+  auto q = nax::split<attn, heads, hd>(nax::dot<model>(a, b.wq) + b.bq);
+  auto k_new =
+      nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wk) + b.bk));
+  auto v_new =
+      nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wv) + b.bv));
+  auto k = nax::eval(nax::dynamic_update_slice<cpos>(k_cache, k_new, at));
+  auto v = nax::eval(nax::dynamic_update_slice<cpos>(v_cache, v_new, at));
+  auto scores = nax::dot<hd>(q, nax::set_dimension_size<cpos, lpos>(k, at + 1)) * scale;
+  auto p = nax::softmax<lpos>(scores);  // [heads, seq=1, lpos]
+  auto o = nax::merge<heads, hd, attn>(
+      nax::dot<lpos>(p, nax::set_dimension_size<cpos, lpos>(v, at + 1)));
   return std::tuple(mlp(b, nax::eval(x + nax::dot<attn>(o, b.wo) + b.bo)), k, v);
 };
 
@@ -209,6 +232,12 @@ int main(int argc, char** argv) {
       nax::jit(block_decode, nax::input(w.layers[0]), nax::input<float, cpos, heads, hd>("k"),
                nax::input<float, cpos, heads, hd>("v"), nax::input<float, one, model>("x"),
                nax::input<i32>("at"));
+  nax::graph::compile_options bound;
+  bound.bounded = {nax::graph::size_policy::bound};
+  auto block_decode_live_fn =
+      nax::jit(bound, block_decode_live, nax::input(w.layers[0]),
+               nax::input<float, cpos, heads, hd>("k"), nax::input<float, cpos, heads, hd>("v"),
+               nax::input<float, one, model>("x"), nax::input<i32>("at"));
   auto head_prefill_fn =
       nax::jit(head, nax::input<float, model>("g"), nax::input<float, model>("b"),
                nax::input<float, vocab, model>("wte"), nax::input<float, seq, model>("x"));
@@ -256,12 +285,14 @@ int main(int argc, char** argv) {
     d.at.data()[0] = static_cast<i32>(c - 1);
     return d;
   };
-  const auto decode = [&](decoder& d) {
+  const auto decode = [&](decoder& d, bool masked = false) {
     auto x = embed_decode_fn(w.wte, w.wpe, d.token, d.at);
     for (std::size_t l = 0; l < layers; ++l) {
       // The caches donated: each is updated in place (the token's key and value written).
       auto [y, k, v] =
-          block_decode_fn(w.layers[l], nax::donate(d.k[l]), nax::donate(d.v[l]), x, d.at);
+          masked ? block_decode_fn(w.layers[l], nax::donate(d.k[l]), nax::donate(d.v[l]), x, d.at)
+                 : block_decode_live_fn(w.layers[l], nax::donate(d.k[l]), nax::donate(d.v[l]), x,
+                                        d.at);
       x = std::move(y);
       d.k[l] = std::move(k);
       d.v[l] = std::move(v);
@@ -321,6 +352,22 @@ int main(int argc, char** argv) {
           "nax::jit", kind::nax, t, [&] { do_not_optimize(decode(d)); },
           [&] { return check_logits(decode(d).data(), want, V); }));
       vs.back().bytes = decode_bytes;
+      if (c == 128) {
+        std::size_t calls = 0;
+        vs.push_back(timed(
+            "nax::jit, a new length each call", kind::nax, t,
+            [&] {
+              d.at.data()[0] = static_cast<i32>(c - 1 + calls++ % 512);
+              do_not_optimize(decode(d));
+              d.at.data()[0] = static_cast<i32>(c - 1);
+            },
+            [] { return std::string(); }));
+        vs.back().bytes = decode_bytes;
+      }
+      vs.push_back(timed(
+          "nax::jit, masked cache", kind::nax, t, [&] { do_not_optimize(decode(d, true)); },
+          [&] { return check_logits(decode(d, true).data(), want, V); }));
+      vs.back().bytes = decode_bytes;
       if (torch.ok()) {
         vs.push_back(torch_variant(
             torch, "PyTorch eager", "gpt_decode", t, decode_bytes, V,
@@ -335,8 +382,11 @@ int main(int argc, char** argv) {
       limit.bytes = decode_bytes;
       vs.push_back(limit);
       measure(vs, o.reps, 0.5, false);
+      const variant* peer = nullptr;
+      for (const variant& v : vs)
+        if (v.name == "PyTorch eager") peer = &v;
       rows.push_back({cat("decode at ", std::to_string(c)), t, vs[0].median,
-                      torch.ok() ? vs[1].median : 0, vs.back().median});
+                      peer ? peer->median : 0, vs.back().median});
       std::printf("decode at context %zu, %d thread%s:", c, t, t > 1 ? "s" : "");
       for (const auto& v : vs)
         std::printf(" %s %.2f ms (best %.2f, %.1f GB/s);", v.name.c_str(), v.median * 1e3,

@@ -111,7 +111,8 @@ const auto loss_of = [](const auto& p, auto tokens, auto positions, auto targets
 
 // A block for the token at position `at` (a rank-0 integer) x [seq=1, model]: its key and value
 // written into the layer's cache at `at`, its query against the cache's first at + 1 positions
-// (the others masked). Every length runs the same graph: no new work as the text grows.
+// alone (nax::set_dimension_size: a view of the cache, nothing copied; lpos <= max_len).
+using lpos = nax::axis<"lpos">;
 const auto block_at = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
   auto a = nax::layer_norm<model>(x, b.ln1_g, b.ln1_b, epsilon);
   auto q = nax::split<attn, heads, hd>(nax::dot<model>(a, b.wq));  // [seq=1, heads, hd]
@@ -119,10 +120,10 @@ const auto block_at = [](const auto& b, auto k_cache, auto v_cache, auto x, auto
   auto v_new = nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wv)));
   auto k = nax::eval(nax::dynamic_update_slice<cpos>(k_cache, k_new, at));
   auto v = nax::eval(nax::dynamic_update_slice<cpos>(v_cache, v_new, at));
-  auto scores = nax::dot<hd>(q, k) * scale;  // [heads, seq=1, cpos]
-  auto seen = nax::iota<cpos, std::int32_t>(k) <= at;
-  auto p = nax::softmax<cpos>(scores + nax::where(seen, 0.0f, -1e9f));
-  auto o = nax::merge<heads, hd, attn>(nax::dot<cpos>(p, v));
+  auto scores = nax::dot<hd>(q, nax::set_dimension_size<cpos, lpos>(k, at + 1)) * scale;
+  auto p = nax::softmax<lpos>(scores);  // [heads, seq=1, lpos]
+  auto o = nax::merge<heads, hd, attn>(
+      nax::dot<lpos>(p, nax::set_dimension_size<cpos, lpos>(v, at + 1)));
   return std::tuple(mlp(b, nax::eval(x + nax::dot<attn>(o, b.wo))), k, v);
 };
 
@@ -268,7 +269,11 @@ int main(int argc, char** argv) {
     l.k = nax::zeros<float, cpos, heads, hd>(cpos{max_len});
     l.v = nax::zeros<float, cpos, heads, hd>(cpos{max_len});
   }
-  auto decode_fn = nax::jit(decode, nax::input(loaded), nax::input(cache),
+  // Under size_policy::bound one specialization, at the bound, serves every context length; a
+  // new length makes its steps on its first call (microseconds; bench/RESULTS.md, generate).
+  nax::graph::compile_options bound;
+  bound.bounded = {nax::graph::size_policy::bound};
+  auto decode_fn = nax::jit(bound, decode, nax::input(loaded), nax::input(cache),
                             nax::input<std::int32_t, one>("token"), nax::input<std::int32_t>("at"));
   std::vector<std::int32_t> cached(prompt.begin(), prompt.end());
   nax::tensor<std::int32_t, one> token;

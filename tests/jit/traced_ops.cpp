@@ -2,8 +2,9 @@
 // jitted results equal the eager typed code's over several bindings.
 #include "jit_helpers.hpp"
 
-#include <cstdint>
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <tuple>
 #include <vector>
 
@@ -185,4 +186,23 @@ TEST_CASE("traced set_dimension_size: the eager result, from a traced size or an
   auto g = nax::jit([](auto a) { return nax::set_dimension_size<seq, n_ax>(a, 5); },
                     nax::input<float, seq, model>("x"));
   CHECK(g(x).extents().extent(0) == 5);
+  // A size or a start that is a rank-0 integer expression (a KV cache's at + 1), the same
+  // lambda eager and traced.
+  const auto prefix = [](auto a, auto at) {
+    return std::tuple(nax::set_dimension_size<seq, n_ax>(a, at + 1),
+                      nax::dynamic_slice<seq, 1>(a, at * 2 - 1));
+  };
+  auto h = nax::jit(prefix, nax::input<float, seq, model>("x"), nax::input<std::int32_t>("at"));
+  for (std::int32_t at : {0, 1, 2}) {
+    CAPTURE(at);
+    nax::tensor<std::int32_t> a;
+    a.data()[0] = at;
+    const auto [got, row] = h(x, a);
+    const auto [want, want_row] = prefix(x, a);
+    REQUIRE(got.extents().extent(0) == std::size_t(at + 1));
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got.data()[i] == want.data()[i]);
+    CHECK(row(0, 1) == want_row(0, 1));
+    CHECK(row(0, 1) == x(std::size_t(std::max(0, at * 2 - 1)), 1));
+  }
 }

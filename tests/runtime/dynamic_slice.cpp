@@ -392,6 +392,50 @@ TEST_CASE("set_dimension_size of a prefix moves no data; past the extent it zero
   CHECK(moving == 1);
 }
 
+TEST_CASE("a prefix or a reshape of an input or a result is a view of the caller's buffer") {
+  g::builder b;
+  auto cache =
+      b.parameter("cache", shape::make(dtype::f32, {dim::bounded("pos", 8), dim::named("h", 3)}));
+  auto row =
+      b.parameter("row", shape::make(dtype::f32, {dim::named("pos", 1), dim::named("h", 3)}));
+  auto at = b.parameter("at", shape::make(dtype::i32, {}));
+  auto x = b.parameter("x", shape::make(dtype::f32, {dim::named("a", 2), dim::named("c", 6)}));
+  // A KV cache's pattern: the row written at `at` (a result), then its first at + 1 positions.
+  const g::value written = g::dynamic_update_slice(cache, row, "pos", at);
+  const g::value live = g::set_dimension_size(written, "pos", at + 1, "n");
+  const g::value split = g::reshape(
+      x, shape::make(dtype::f32, {dim::named("a", 2), dim::named("p", 2), dim::named("q", 3)}));
+  const g::value outs[] = {written, g::sum(g::exp(live), {"n"}), g::tanh(split),
+                           g::exp(g::set_dimension_size(cache, "pos", at, "m"))};
+  auto ex = g::compile(b, outs, {.fusion = false});
+  std::mt19937 rng(10);
+  for (std::int32_t n : {0, 3, 7}) {
+    CAPTURE(n);
+    const std::vector<dyn_tensor> in = {
+        reference::random_tensor(cache.shape().resolve({{"pos", 8}}), rng),
+        reference::random_tensor(row.shape(), rng), scalar_i32(n),
+        reference::random_tensor(x.shape(), rng)};
+    check_runs(b, outs, ex, in, 1e-6);
+    // Into outputs the caller gives (the views then point into them).
+    std::vector<dyn_tensor> given = ex.run(in);
+    for (dyn_tensor& t : given) std::memset(t.data(), 0, t.bytes());
+    ex.run(in, given);
+    const std::vector<dyn_tensor> want = ex.run(in);
+    for (std::size_t k = 0; k < given.size(); ++k) CHECK(same_bits(given[k], want[k]));
+  }
+  // No step copies: the three views do nothing, and the arena holds none of their bytes.
+  const auto spec = ex.cached(nax::bindings{{"pos", 8}, {"n", 8}, {"m", 7}});
+  REQUIRE(spec != nullptr);
+  const nax::graph::program& p = ex.program();
+  int idle = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (p.steps[s].kind() == g::op_kind::set_dimension_size ||
+        p.steps[s].kind() == g::op_kind::reshape)
+      idle += spec->kernels[s]->does_nothing() ? 1 : 0;
+  CHECK(idle == 3);
+  CHECK(spec->views.size() == 3);
+}
+
 TEST_CASE("pad by run-time amounts: XLA's dynamic_pad with a bound") {
   g::builder b;
   auto x = b.parameter("x", shape::make(dtype::f64, {dim::bounded("seq", 8), dim::named("h", 2)}));

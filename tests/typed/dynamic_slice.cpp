@@ -82,6 +82,11 @@ TEST_CASE("set_dimension_size: the first n entries, zeros past x's extent, a bou
     for (std::size_t i = 0; i < std::size_t(n); ++i)
       for (std::size_t j = 0; j < 3; ++j) CHECK(r(i, j) == (i < 5 ? c(i, j) : 0.0f));
   }
+  // The size as a rank-0 integer expression: its value.
+  nax::tensor<std::int32_t> two;
+  two.data()[0] = 2;
+  CHECK(nax::set_dimension_size<seq, n_ax>(c, two + 1).extents().extent(0) == 3);
+  CHECK(nax::dynamic_slice<seq, 1>(c, two * 2)(0, 1) == c(4, 1));
   CHECK_THROWS_WITH_AS((nax::set_dimension_size<seq, n_ax>(c, 17)),
                        "nax::set_dimension_size<seq, n>: size 17 is outside [0, 16]",
                        nax::shape_error);

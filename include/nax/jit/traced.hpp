@@ -117,6 +117,9 @@ struct traced_leaves<cast_node<U, E>> : traced_leaves<E> {};
 template <class X>
 using traced_leaves_t = typename traced_leaves<std::remove_cvref_t<X>>::type;
 
+template <class T, class... A>
+struct reads_deferred<traced<T, A...>> : std::true_type {};
+
 /// Whether X is a traced value or an expression that reads one.
 template <class X>
 inline constexpr bool is_traced_v = !boost::mp11::mp_empty<traced_leaves_t<X>>::value;

@@ -236,11 +236,12 @@ graph::value traced_start(graph::builder& g, const S& start) {
   if constexpr (slice_start<S>) {
     return g.constant(static_cast<double>(start_value(start)), nax::dtype::i64);
   } else {
-    using V = typename std::remove_cvref_t<S>::value_type;
-    // An error here means the start of nax::dynamic_slice or nax::dynamic_update_slice is not an
-    // integer, or has axes.
+    using E = expression_of<const S&>;
+    using V = typename E::value_type;
+    // An error here means the start of nax::dynamic_slice or nax::dynamic_update_slice, or the
+    // size of nax::set_dimension_size, is not an integer, or has axes.
     static_assert(std::is_integral_v<V> && !std::is_same_v<V, bool> &&
-                      std::remove_cvref_t<S>::rank == 0,
+                      boost::mp11::mp_empty<typename E::axes_type>::value,
                   "nax::dynamic_slice: the start is a rank-0 integer");
     return lower(start);
   }

@@ -601,6 +601,7 @@ NAX_RUNTIME_INLINE void executable::execute(const pinned& pin, std::span<const d
     if (v.role == graph::value_role::output && v.index == k)
       values[p.outputs[k]] = outputs[k].data();
   }
+  for (const runtime::specialization::view& v : s.views) values[v.value] = values[v.of];
   std::byte* arena = a->memory.get();
   const detail::trace_use traced;
   nax::trace* const tr = traced.get();

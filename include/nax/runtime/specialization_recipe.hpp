@@ -24,8 +24,9 @@ struct specialization_recipe {
   /// is not copied: runtime/step_factory.hpp, copy_step_kernel).
   std::vector<std::uint32_t> kernel_like;
   /// The steps that may move no data, their result their operand's buffer: reshapes, and
-  /// set_dimension_size (when it keeps a prefix, which depends on the binding), of an
-  /// intermediate into an intermediate.
+  /// set_dimension_size (when it keeps a prefix, which depends on the binding), into an
+  /// intermediate, of an intermediate or (outside pipeline chains) of an input or a result, whose
+  /// memory the run's caller gives: a view of it then (specialization::views).
   std::vector<std::uint32_t> may_alias;
   /// Per value: the first and the last step that reads or writes it (`untouched` if none).
   std::vector<std::uint32_t> first_touch, last_touch;
@@ -113,12 +114,20 @@ NAX_RUNTIME_INLINE specialization_recipe make_specialization_recipe(const graph:
     if (same) r.kernel_like[k] = at;
   }
 
+  // (A pipeline chain's steps run by tiles of their values: a view of a caller's buffer there
+  // would need its own tile addresses.)
+  std::vector<char> in_chain(p.steps.size(), 0);
+  for (const graph::pipeline_chain& chain : p.pipelines)
+    for (std::uint32_t k : chain.steps) in_chain[k] = 1;
   for (std::uint32_t k = 0; k < p.steps.size(); ++k) {
     const graph::program_step& s = p.steps[k];
-    if ((s.kind() == graph::op_kind::set_dimension_size ||
-         (s.kind() == graph::op_kind::reshape && s.args.size() == 1)) &&
-        p.values[s.args[0]].role == graph::value_role::intermediate &&
-        p.values[s.result].role == graph::value_role::intermediate)
+    if (!(s.kind() == graph::op_kind::set_dimension_size ||
+          (s.kind() == graph::op_kind::reshape && s.args.size() == 1)) ||
+        p.values[s.result].role != graph::value_role::intermediate)
+      continue;
+    const graph::value_role from = p.values[s.args[0]].role;
+    if (from == graph::value_role::intermediate ||
+        (!in_chain[k] && (from == graph::value_role::input || from == graph::value_role::output)))
       r.may_alias.push_back(k);
   }
 

@@ -30,11 +30,6 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
     const graph::program_step& s, const kernels::step_kernel& like,
     std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch);
 
-/// The kernels of all of p's steps, in order (scratch requests tagged with their step).
-NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(
-    const graph::program& p, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>& scratch);
-
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
@@ -111,20 +106,6 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
     default: break;
   }
   nax::detail::throw_shape_error("nax::executable: no kernel copy for ", name(s.kind()));
-}
-
-NAX_RUNTIME_INLINE std::vector<std::unique_ptr<kernels::step_kernel>> make_step_kernels(
-    const graph::program& p, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>& scratch) {
-  plan_memo memo;
-  std::vector<std::unique_ptr<kernels::step_kernel>> kernels;
-  kernels.reserve(p.steps.size());
-  for (std::size_t i = 0; i < p.steps.size(); ++i) {
-    const std::size_t before = scratch.size();
-    kernels.push_back(make_step_kernel(p, p.steps[i], shapes, scratch, &memo));
-    for (std::size_t k = before; k < scratch.size(); ++k) scratch[k].step = i;
-  }
-  return kernels;
 }
 
 }  // namespace nax::runtime

@@ -17,6 +17,8 @@
 #include <optional>
 #include <type_traits>
 
+#include <boost/mp11/list.hpp>
+
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/isa.hpp>
@@ -38,17 +40,28 @@ template <class T>
 inline constexpr bool is_rank0_integer_tensor_v<tensor_view<T>> =
     std::integral<std::remove_const_t<T>>;
 
-/// A start given as an integer or as a rank-0 integer tensor (or view).
+/// A rank-0 integer expression that is not a tensor or a view (`at + 1`): evaluated for its value.
 template <class S>
-concept slice_start =
-    (std::integral<S> && !std::same_as<S, bool>) || is_rank0_integer_tensor_v<S>;
+concept rank0_integer_expression =
+    expression<S> && !is_rank0_integer_tensor_v<S> && !reads_deferred<S>::value &&
+    boost::mp11::mp_empty<typename expression_of<const S&>::axes_type>::value &&
+    std::integral<typename expression_of<const S&>::value_type> &&
+    !std::same_as<typename expression_of<const S&>::value_type, bool>;
+
+/// A start given as an integer, as a rank-0 integer tensor (or view), or as a rank-0 integer
+/// expression.
+template <class S>
+concept slice_start = (std::integral<S> && !std::same_as<S, bool>) ||
+                      is_rank0_integer_tensor_v<S> || rank0_integer_expression<S>;
 
 template <class S>
 std::int64_t start_value(const S& s) {
   if constexpr (std::integral<S>)
     return static_cast<std::int64_t>(s);
-  else
+  else if constexpr (is_rank0_integer_tensor_v<S>)
     return static_cast<std::int64_t>(*s.data());
+  else
+    return static_cast<std::int64_t>(*nax::eval(s).data());
 }
 
 /// start clamped to [0, extent - size] (size <= extent).

@@ -32,4 +32,5 @@
 #include <nax/typed/expression/operand.hpp>
 #include <nax/typed/expression/owned_leaf.hpp>
 #include <nax/typed/expression/readers.hpp>
+#include <nax/typed/expression/reads_deferred.hpp>
 #include <nax/typed/expression/scalar.hpp>
