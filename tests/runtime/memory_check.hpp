@@ -2,7 +2,8 @@
 // The memory plan of a specialization checked independently of how it was made: every
 // intermediate against every other live in the same group of its schedule (a value lives from
 // the first to the last group of a step that writes or reads it; a reshape's result and its
-// operand are one buffer; a pipelined chain's ring is its slots' bytes). Needs doctest.
+// operand are one buffer; a pipelined chain's ring is its slots' bytes; a view of an input or a
+// result is not in the arena). Needs doctest.
 
 #include <nax/graph/program.hpp>
 #include <nax/runtime/executable.hpp>
@@ -24,6 +25,17 @@ inline std::size_t buffer_owner(const g::program& p, std::size_t v) {
         p.values[v].role == g::value_role::intermediate)
       return buffer_owner(p, st.args[0]);
   return v;
+}
+
+// Whether v is a view of a caller's buffer (specialization::views), which the arena does not
+// hold: a reshape or a prefix of an input or a result.
+inline bool is_view(const nax::runtime::specialization& s, const g::program& p, std::size_t v) {
+  for (const nax::runtime::specialization::view& w : s.views)
+    if (w.value == v) {
+      CHECK(p.values[w.of].role != g::value_role::intermediate);
+      return true;
+    }
+  return false;
 }
 
 // The bytes of v's buffer: a ring of tiles for a pipelined chain's value that lives in one.
@@ -48,11 +60,11 @@ inline void check(const nax::runtime::specialization& s, const g::program& p) {
     for (auto a : p.steps[k].args) touch(a);
   }
   for (std::size_t a = 0; a < n; ++a) {
-    if (p.values[a].role != g::value_role::intermediate) continue;
+    if (p.values[a].role != g::value_role::intermediate || is_view(s, p, a)) continue;
     const std::size_t abytes = buffer_bytes(s, a);
     CHECK(s.offsets[a] + abytes <= s.arena_bytes);
     for (std::size_t c = a + 1; c < n; ++c) {
-      if (p.values[c].role != g::value_role::intermediate) continue;
+      if (p.values[c].role != g::value_role::intermediate || is_view(s, p, c)) continue;
       const bool meet = first[a] <= last[c] && first[c] <= last[a];
       const std::size_t cbytes = buffer_bytes(s, c);
       const bool disjoint =
