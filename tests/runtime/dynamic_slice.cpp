@@ -418,7 +418,8 @@ TEST_CASE("a prefix or a reshape of an input or a result is a view of the caller
     check_runs(b, outs, ex, in, 1e-6);
     // Into outputs the caller gives (the views then point into them).
     std::vector<dyn_tensor> given = ex.run(in);
-    for (dyn_tensor& t : given) std::memset(t.data(), 0, t.bytes());
+    for (dyn_tensor& t : given)
+      if (t.bytes()) std::memset(t.data(), 0, t.bytes());  // (an empty one has no data)
     ex.run(in, given);
     const std::vector<dyn_tensor> want = ex.run(in);
     for (std::size_t k = 0; k < given.size(); ++k) CHECK(same_bits(given[k], want[k]));
