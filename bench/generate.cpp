@@ -92,17 +92,22 @@ const auto block_prefill = [](const auto& b, auto x) {
   return std::tuple(mlp(b, nax::eval(x + nax::dot<attn>(o, b.wo) + b.bo)), k, v);
 };
 
-// A block for the token at position `at` x [seq=1, model]: its key and value written into the
-// layer's cache at `at`, its query against the cache's first at + 1 positions (the rest masked).
-const auto block_decode = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
+// The attention's inputs for the token at position `at` x [seq=1, model]: its query, and the
+// layer's cache with its key and value written at `at` (the results, updated in place).
+const auto query_and_cache = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
   auto a = nax::layer_norm<model>(x, b.ln1_g, b.ln1_b, epsilon);
   auto q = nax::split<attn, heads, hd>(nax::dot<model>(a, b.wq) + b.bq);
   auto k_new =
       nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wk) + b.bk));
   auto v_new =
       nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wv) + b.bv));
-  auto k = nax::eval(nax::dynamic_update_slice<cpos>(k_cache, k_new, at));
-  auto v = nax::eval(nax::dynamic_update_slice<cpos>(v_cache, v_new, at));
+  return std::tuple(q, nax::eval(nax::dynamic_update_slice<cpos>(k_cache, k_new, at)),
+                    nax::eval(nax::dynamic_update_slice<cpos>(v_cache, v_new, at)));
+};
+
+// A block for that token, its query against the cache's first at + 1 positions (the rest masked).
+const auto block_decode = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
+  auto [q, k, v] = query_and_cache(b, k_cache, v_cache, x, at);
   auto scores = nax::dot<hd>(q, k) * scale;  // [heads, seq=1, cpos]
   auto seen = nax::iota<cpos, std::int32_t>(k) <= at;
   auto p = nax::softmax<cpos>(scores + nax::where(seen, 0.0f, -1e9f));
@@ -113,14 +118,7 @@ const auto block_decode = [](const auto& b, auto k_cache, auto v_cache, auto x, 
 // The same, its query against the cache's first at + 1 positions alone (lpos <= 1024).
 using lpos = nax::axis<"lpos">;
 const auto block_decode_live = [](const auto& b, auto k_cache, auto v_cache, auto x, auto at) {
-  auto a = nax::layer_norm<model>(x, b.ln1_g, b.ln1_b, epsilon);
-  auto q = nax::split<attn, heads, hd>(nax::dot<model>(a, b.wq) + b.bq);
-  auto k_new =
-      nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wk) + b.bk));
-  auto v_new =
-      nax::rename<one, cpos_one>(nax::split<attn, heads, hd>(nax::dot<model>(a, b.wv) + b.bv));
-  auto k = nax::eval(nax::dynamic_update_slice<cpos>(k_cache, k_new, at));
-  auto v = nax::eval(nax::dynamic_update_slice<cpos>(v_cache, v_new, at));
+  auto [q, k, v] = query_and_cache(b, k_cache, v_cache, x, at);
   auto scores = nax::dot<hd>(q, nax::set_dimension_size<cpos, lpos>(k, at + 1)) * scale;
   auto p = nax::softmax<lpos>(scores);  // [heads, seq=1, lpos]
   auto o = nax::merge<heads, hd, attn>(
