@@ -79,13 +79,17 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/to_dot.hpp>
 #endif
 
-// --- 3: the thread pool, the copy kernel, the jit bridge, the native tier ------------------------
+// --- 3: the thread pool, the copy kernel, the jit bridge, the native tier, the file formats ------
 #if NAX_RUNTIME_PART >= 3
 #undef NAX_RUNTIME_SECTION
 #define NAX_RUNTIME_SECTION 3
 #include "section.hpp"
 
 #include <nax/exec/thread_pool.hpp>
+#include <nax/io/npy.hpp>
+#include <nax/io/npz.hpp>
+#include <nax/io/zip.hpp>
+#include <nax/jit/traced.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/runtime/input_signature.hpp>

@@ -333,5 +333,16 @@ TEST_CASE("npz: a struct that does not match the file is an io_error naming the 
   } catch (const nax::io_error& e) {
     CHECK(std::string(e.what()).find(path + ":layers.0.w") != std::string::npos);
   }
+  // The struct's last tensor of other extents: the ones before it, which fit, are not loaded.
+  const model saved = make_model(1, 7);
+  nax::io::save_npz(path, {{"layers.0.w", nax::io::to_dyn(saved.layers[0].w)},
+                           {"layers.0.scale", nax::io::to_dyn(saved.layers[0].scale)},
+                           {"heads.0", nax::io::to_dyn(saved.heads[0])},
+                           {"heads.1", nax::io::to_dyn(nax::tensor<float, in>{})}});
+  const float kept = fewer.layers[0].w.data()[0];
+  REQUIRE(saved.layers[0].w.data()[0] != kept);
+  CHECK_THROWS_WITH_AS(nax::load_npz(path, fewer), doctest::Contains((path + ":heads.1").c_str()),
+                       nax::io_error);
+  CHECK(fewer.layers[0].w.data()[0] == kept);
   std::remove(path.c_str());
 }

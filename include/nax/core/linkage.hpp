@@ -5,8 +5,8 @@
 // GEMM for each dtype): tens of seconds per translation unit.
 //
 // The compiled component: linking the CMake target nax::runtime defines NAX_SEPARATE_RUNTIME,
-// and the non-template functions of graph/, runtime/ and the runtime kernels are then only
-// declared in the headers; the library nax_runtime (src/runtime/, whose parts define
+// and the non-template functions of graph/, runtime/, the runtime kernels and io/'s file formats
+// are then only declared in the headers; the library nax_runtime (src/runtime/, whose parts define
 // NAX_RUNTIME_IMPLEMENTATION) holds their one definition. Templates stay in the headers.
 //
 // A header marks such a function NAX_RUNTIME_INLINE and puts its definition in a block

@@ -27,6 +27,7 @@
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_of.hpp>
 #include <nax/io/io_error.hpp>
@@ -38,7 +39,97 @@ namespace nax::NAX_ISA::io {
 namespace detail {
 
 // NumPy's name of a dtype (its little-endian form).
-inline std::string_view npy_descr(dtype t) {
+NAX_RUNTIME_INLINE std::string_view npy_descr(dtype t);
+
+// The file's bytes; io_error naming the path if it cannot be read.
+NAX_RUNTIME_INLINE std::vector<std::byte> read_file(const std::string& path, const char* op);
+
+NAX_RUNTIME_INLINE void write_file(const std::string& path, std::span<const std::byte> bytes,
+                                   const char* op);
+
+// The value of key `key` in the header's dict (its text up to the next top-level comma or brace).
+NAX_RUNTIME_INLINE std::string_view header_value(std::string_view header, std::string_view key);
+
+}  // namespace detail
+
+// The files are little-endian and their elements are copied as they are.
+static_assert(std::endian::native == std::endian::little,
+              "nax::io reads and writes .npy files on little-endian machines only");
+
+/// A tensor decoded from the bytes of a .npy file (`path` names it in errors, which begin with
+/// nax::io::`operation`): its dtype, and a shape of unnamed static dims.
+NAX_RUNTIME_INLINE dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string& path,
+                                         const char* operation = "load_npy");
+
+/// The bytes of a .npy file of t (dense, row-major: a dyn_tensor is).
+NAX_RUNTIME_INLINE std::vector<std::byte> encode_npy(const dyn_tensor& t);
+
+/// Writes t to `path` as a .npy file.
+NAX_RUNTIME_INLINE void save_npy(const std::string& path, const dyn_tensor& t);
+
+/// A typed tensor or view, its elements in its axes' order (a strided view is written dense).
+template <class T, class... A>
+void save_npy(const std::string& path, const tensor<T, A...>& t) {
+  save_npy(path, dyn_tensor::wrap(shape_of<T>(t.extents()), const_cast<T*>(t.data())));
+}
+template <class T, class... A>
+void save_npy(const std::string& path, const tensor_view<T, A...>& v) {
+  const tensor<std::remove_const_t<T>, A...> dense = v;
+  save_npy(path, dense);
+}
+
+/// The tensor in `path`, of its own dtype and shape (unnamed static dims).
+NAX_RUNTIME_INLINE dyn_tensor load_npy(const std::string& path);
+
+namespace detail {
+
+// The extents of t (decoded from `path`) as those of a nax::tensor whose shape is `want`
+// (shape_of<T, A...>(): its dtype, axes, static extents and bounds), into `extents` (rank
+// entries): io_error naming the file if its element type, rank or an extent does not fit.
+NAX_RUNTIME_INLINE void fitting_extents(const dyn_tensor& t, const nax::shape& want,
+                                        const std::string& path, const char* op,
+                                        std::size_t* extents);
+
+// A nax::tensor<T, A...> of `extents` (one per axis, as fitting_extents gives them) holding t's
+// elements.
+template <class T, class... A>
+tensor<T, A...> tensor_of(const dyn_tensor& t, const std::size_t* extents) {
+  tensor<T, A...> out = [&] {
+    if constexpr (sizeof...(A) == 0)
+      return tensor<T>();
+    else
+      return tensor<T, A...>(typename tensor<T, A...>::extents_type(
+          std::span<const std::size_t, sizeof...(A)>(extents, sizeof...(A))));
+  }();
+  if (t.bytes()) std::memcpy(out.data(), t.data(), t.bytes());
+  return out;
+}
+
+// t (decoded from `path`) as a nax::tensor<T, A...>: io_error naming the file if its element
+// type, rank or an extent does not fit.
+template <class T, class... A>
+tensor<T, A...> as_typed(const dyn_tensor& t, const std::string& path, const char* op) {
+  std::array<std::size_t, sizeof...(A) + 1> extents{};  // (+ 1: a scalar has none)
+  fitting_extents(t, shape_of<T, A...>(), path, op, extents.data());
+  return tensor_of<T, A...>(t, extents.data());
+}
+
+}  // namespace detail
+
+/// The tensor in `path` as a nax::tensor<T, Axes...>: its element type T, its rank and static
+/// extents those of the axes, its dynamic extents taken from the file.
+template <class T, axis_type... Axes>
+tensor<T, Axes...> load_npy(const std::string& path) {
+  return detail::as_typed<T, Axes...>(load_npy(path), path, "load_npy");
+}
+
+}  // namespace nax::NAX_ISA::io
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::NAX_ISA::io {
+namespace detail {
+
+NAX_RUNTIME_INLINE std::string_view npy_descr(dtype t) {
   switch (t) {
     case dtype::f32: return "<f4";
     case dtype::f64: return "<f8";
@@ -50,8 +141,7 @@ inline std::string_view npy_descr(dtype t) {
   return "?";
 }
 
-// The file's bytes; io_error naming the path if it cannot be read.
-inline std::vector<std::byte> read_file(const std::string& path, const char* op) {
+NAX_RUNTIME_INLINE std::vector<std::byte> read_file(const std::string& path, const char* op) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) nax::detail::throw_io_error("nax::io::", op, ": cannot open '", path, "'");
   const std::streamsize n = in.tellg();
@@ -62,7 +152,8 @@ inline std::vector<std::byte> read_file(const std::string& path, const char* op)
   return bytes;
 }
 
-inline void write_file(const std::string& path, std::span<const std::byte> bytes, const char* op) {
+NAX_RUNTIME_INLINE void write_file(const std::string& path, std::span<const std::byte> bytes,
+                                   const char* op) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) nax::detail::throw_io_error("nax::io::", op, ": cannot write '", path, "'");
   out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -70,8 +161,7 @@ inline void write_file(const std::string& path, std::span<const std::byte> bytes
   if (!out) nax::detail::throw_io_error("nax::io::", op, ": cannot write '", path, "'");
 }
 
-// The value of key `key` in the header's dict (its text up to the next top-level comma or brace).
-inline std::string_view header_value(std::string_view header, std::string_view key) {
+NAX_RUNTIME_INLINE std::string_view header_value(std::string_view header, std::string_view key) {
   for (const char quote : {'\'', '"'}) {
     std::string k(1, quote);  // (appends only: see encode_npy)
     k.append(key);
@@ -94,16 +184,33 @@ inline std::string_view header_value(std::string_view header, std::string_view k
   return {};
 }
 
+NAX_RUNTIME_INLINE void fitting_extents(const dyn_tensor& t, const nax::shape& want,
+                                        const std::string& path, const char* op,
+                                        std::size_t* extents) {
+  auto bad = [&](const auto&... what) -> void {
+    nax::detail::throw_io_error("nax::io::", op, ": '", path, "' ", what...);
+  };
+  if (t.dtype() != want.dtype())
+    bad("holds ", name(t.dtype()), " elements, not ", name(want.dtype()));
+  if (t.shape().rank() != want.rank())
+    bad("holds a tensor of rank ", t.shape().rank(), " (", t.shape().to_string(), "), not ",
+        want.rank());
+  for (std::size_t i = 0; i < want.rank(); ++i) {
+    const std::size_t e = t.shape()[i].extent();
+    const dim& axis = want[i];
+    if (axis.is_static() && e != axis.extent())
+      bad("has ", e, " along axis ", i, " ('", axis.name().view(), "' is ", axis.extent(), ")");
+    if (axis.has_bound() && e > axis.bound())
+      bad("has ", e, " along axis ", i, ", past the bound ", axis.bound(), " of '",
+          axis.name().view(), "'");
+    extents[i] = e;
+  }
+}
+
 }  // namespace detail
 
-// The files are little-endian and their elements are copied as they are.
-static_assert(std::endian::native == std::endian::little,
-              "nax::io reads and writes .npy files on little-endian machines only");
-
-/// A tensor decoded from the bytes of a .npy file (`path` names it in errors, which begin with
-/// nax::io::`operation`): its dtype, and a shape of unnamed static dims.
-inline dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string& path,
-                             const char* operation = "load_npy") {
+NAX_RUNTIME_INLINE dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string& path,
+                                         const char* operation) {
   auto bad = [&](const auto&... what) -> void {
     nax::detail::throw_io_error("nax::io::", operation, ": '", path, "' ", what...);
   };
@@ -180,8 +287,7 @@ inline dyn_tensor decode_npy(std::span<const std::byte> bytes, const std::string
   return t;
 }
 
-/// The bytes of a .npy file of t (dense, row-major: a dyn_tensor is).
-inline std::vector<std::byte> encode_npy(const dyn_tensor& t) {
+NAX_RUNTIME_INLINE std::vector<std::byte> encode_npy(const dyn_tensor& t) {
   // (Appends only: g++ 12 -O3 warns, falsely, with -Wrestrict on `"literal" + string`.)
   std::string header = "{'descr': '";
   header.append(detail::npy_descr(t.dtype()));
@@ -207,71 +313,13 @@ inline std::vector<std::byte> encode_npy(const dyn_tensor& t) {
   return out;
 }
 
-/// Writes t to `path` as a .npy file.
-inline void save_npy(const std::string& path, const dyn_tensor& t) {
+NAX_RUNTIME_INLINE void save_npy(const std::string& path, const dyn_tensor& t) {
   detail::write_file(path, encode_npy(t), "save_npy");
 }
 
-/// A typed tensor or view, its elements in its axes' order (a strided view is written dense).
-template <class T, class... A>
-void save_npy(const std::string& path, const tensor<T, A...>& t) {
-  save_npy(path, dyn_tensor::wrap(shape_of<T>(t.extents()), const_cast<T*>(t.data())));
-}
-template <class T, class... A>
-void save_npy(const std::string& path, const tensor_view<T, A...>& v) {
-  const tensor<std::remove_const_t<T>, A...> dense = v;
-  save_npy(path, dense);
-}
-
-/// The tensor in `path`, of its own dtype and shape (unnamed static dims).
-inline dyn_tensor load_npy(const std::string& path) {
+NAX_RUNTIME_INLINE dyn_tensor load_npy(const std::string& path) {
   return decode_npy(detail::read_file(path, "load_npy"), path);
 }
 
-namespace detail {
-
-// t (decoded from `path`) as a nax::tensor<T, A...>: io_error naming the file if its element
-// type, rank or an extent does not fit.
-template <class T, class... A>
-tensor<T, A...> as_typed(const dyn_tensor& t, const std::string& path, const char* op) {
-  auto bad = [&](const auto&... what) -> void {
-    nax::detail::throw_io_error("nax::io::", op, ": '", path, "' ", what...);
-  };
-  if (t.dtype() != dtype_of<T>)
-    bad("holds ", name(t.dtype()), " elements, not ", name(dtype_of<T>));
-  if (t.shape().rank() != sizeof...(A))
-    bad("holds a tensor of rank ", t.shape().rank(), " (", t.shape().to_string(), "), not ",
-        sizeof...(A));
-  std::array<std::size_t, sizeof...(A) + 1> values{};
-  std::size_t i = 0;
-  [[maybe_unused]] auto check = [&]<class Axis>(std::type_identity<Axis>) {  // (none: a scalar)
-    const std::size_t e = t.shape()[i].extent();
-    if (Axis::is_static && e != Axis::static_extent)
-      bad("has ", e, " along axis ", i, " ('", Axis::name, "' is ", Axis::static_extent, ")");
-    if (Axis::is_bounded && e > Axis::bound)
-      bad("has ", e, " along axis ", i, ", past the bound ", Axis::bound, " of '", Axis::name, "'");
-    values[i++] = e;
-  };
-  (check(std::type_identity<A>{}), ...);
-  using ext = typename tensor<T, A...>::extents_type;
-  tensor<T, A...> out = [&] {
-    if constexpr (sizeof...(A) == 0)
-      return tensor<T>();
-    else
-      return tensor<T, A...>(
-          ext(std::span<const std::size_t, sizeof...(A)>(values.data(), sizeof...(A))));
-  }();
-  if (t.bytes()) std::memcpy(out.data(), t.data(), t.bytes());
-  return out;
-}
-
-}  // namespace detail
-
-/// The tensor in `path` as a nax::tensor<T, Axes...>: its element type T, its rank and static
-/// extents those of the axes, its dynamic extents taken from the file.
-template <class T, axis_type... Axes>
-tensor<T, Axes...> load_npy(const std::string& path) {
-  return detail::as_typed<T, Axes...>(load_npy(path), path, "load_npy");
-}
-
-}  // namespace nax::io
+}  // namespace nax::NAX_ISA::io
+#endif  // NAX_RUNTIME_DEFINITIONS

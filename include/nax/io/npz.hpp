@@ -24,6 +24,8 @@
 #include <vector>
 
 #include <nax/core/isa.hpp>
+#include <nax/core/linkage.hpp>
+#include <nax/io/field_reader.hpp>
 #include <nax/io/npy.hpp>
 #include <nax/io/zip.hpp>
 #include <nax/typed/fields.hpp>
@@ -43,53 +45,41 @@ dyn_tensor to_dyn(const tensor<T, A...>& t) {
 }
 
 /// Writes the tensors to `path` as a .npz file, in order. Names must be unique and not empty.
-inline void save_npz(const std::string& path, const std::vector<named_tensor>& tensors) {
-  std::vector<std::pair<std::string, std::vector<std::byte>>> entries;
-  for (const named_tensor& t : tensors) {
-    if (t.name.empty())
-      nax::detail::throw_io_error("nax::io::save_npz: '", path, "': a tensor has no name");
-    for (const auto& e : entries)
-      if (e.first == t.name + ".npy")
-        nax::detail::throw_io_error("nax::io::save_npz: '", path, "': two tensors are named '",
-                                    t.name, "'");
-    entries.emplace_back(t.name + ".npy", encode_npy(t.value));
-  }
-  detail::write_file(path, zip::write(entries, path), "save_npz");
-}
+NAX_RUNTIME_INLINE void save_npz(const std::string& path, const std::vector<named_tensor>& tensors);
 
 /// Every tensor of the .npz file `path`, in the archive's order, named without ".npy".
-inline std::vector<named_tensor> load_npz(const std::string& path) {
-  const std::vector<std::byte> bytes = detail::read_file(path, "load_npz");
-  std::vector<named_tensor> out;
-  for (const zip::entry& e : zip::read(bytes, path)) {
-    std::string name = e.name;
-    if (name.ends_with(".npy")) name.resize(name.size() - 4);
-    out.push_back({name, decode_npy(e.data, path + ":" + e.name, "load_npz")});
-  }
-  return out;
-}
+NAX_RUNTIME_INLINE std::vector<named_tensor> load_npz(const std::string& path);
+
+namespace detail {
+
+// The tensor `name` of the .npz file `path`, decoded (the others are not).
+NAX_RUNTIME_INLINE dyn_tensor load_npz_entry(const std::string& path, const std::string& name);
+
+// A .npz file's tensors as a struct's fields read them (io/field_reader.hpp): by field path, each
+// taken once, none left over.
+class npz_fields final : public field_source {
+ public:
+  NAX_RUNTIME_INLINE explicit npz_fields(const std::string& path);
+  NAX_RUNTIME_INLINE dyn_tensor take(std::string_view field, const nax::shape& want,
+                                     std::size_t* extents) override;
+  NAX_RUNTIME_INLINE void check_rest() override;
+
+ private:
+  std::string path_;
+  std::map<std::string, dyn_tensor, std::less<>> entries_;
+};
+
+}  // namespace detail
 
 /// The tensor `name` of the .npz file `path` as a nax::tensor<T, Axes...> (see load_npy).
 /// Only that entry is decoded: the others may hold what nax does not read.
 template <class T, axis_type... Axes>
 tensor<T, Axes...> load_npz(const std::string& path, const std::string& name) {
-  const std::vector<std::byte> bytes = detail::read_file(path, "load_npz");
-  const std::vector<zip::entry> entries = zip::read(bytes, path);
-  std::string list;
-  for (const zip::entry& e : entries) {
-    const std::string_view stem = std::string_view(e.name).substr(
-        0, e.name.ends_with(".npy") ? e.name.size() - 4 : e.name.size());
-    if (stem == name)
-      return detail::as_typed<T, Axes...>(decode_npy(e.data, path + ":" + e.name, "load_npz"),
-                                          path + ":" + name, "load_npz");
-    if (!list.empty()) list.append(", ");
-    list.append(stem);
-  }
-  nax::detail::throw_io_error("nax::io::load_npz: '", path, "' has no tensor '", name,
-                              "' (it has: ", list, ")");
+  return detail::as_typed<T, Axes...>(detail::load_npz_entry(path, name), path + ":" + name,
+                                      "load_npz");
 }
 
-}  // namespace nax::io
+}  // namespace nax::NAX_ISA::io
 
 namespace nax::NAX_ISA {
 
@@ -108,34 +98,83 @@ void save_npz(const std::string& path, const P& params) {
 /// nax::io_error naming it; then params is left as it was.
 template <field_struct P>
 void load_npz(const std::string& path, P& params) {
-  std::map<std::string, dyn_tensor, std::less<>> entries;
-  for (io::named_tensor& e : io::load_npz(path)) entries.emplace(e.name, std::move(e.value));
-  // Decoded into a copy of the tensors first, so that an error loses nothing.
-  std::vector<std::pair<void*, void (*)(void*, void*)>> moves;
-  std::vector<std::shared_ptr<void>> loaded;
-  for_each_field(params, [&](std::string_view name, auto& t) {
-    using X = std::remove_cvref_t<decltype(t)>;
-    const auto it = entries.find(name);
-    if (it == entries.end())
-      nax::detail::throw_io_error("nax::load_npz: '", path, "' has no tensor '", name,
-                                  "', which the struct has");
-    auto typed = [&]<class T, class... A>(const tensor<T, A...>*) {
-      return std::make_shared<X>(io::detail::as_typed<T, A...>(
-          it->second, path + ":" + std::string(name), "load_npz"));
-    }(static_cast<const X*>(nullptr));
-    moves.emplace_back(&t, [](void* to, void* from) {
-      *static_cast<X*>(to) = std::move(*static_cast<X*>(from));
-    });
-    loaded.push_back(std::move(typed));
-    entries.erase(it);
-  });
-  if (!entries.empty()) {
-    std::string extra;
-    for (const auto& [name, value] : entries) extra += (extra.empty() ? "'" : ", '") + name + "'";
-    nax::detail::throw_io_error("nax::load_npz: '", path, "' has tensors the struct has not: ",
-                                extra);
-  }
-  for (std::size_t k = 0; k < moves.size(); ++k) moves[k].second(moves[k].first, loaded[k].get());
+  io::detail::npz_fields file(path);
+  io::detail::read_fields(params, file);
 }
 
 }  // namespace nax::NAX_ISA
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::NAX_ISA::io {
+
+NAX_RUNTIME_INLINE void save_npz(const std::string& path,
+                                 const std::vector<named_tensor>& tensors) {
+  std::vector<std::pair<std::string, std::vector<std::byte>>> entries;
+  for (const named_tensor& t : tensors) {
+    if (t.name.empty())
+      nax::detail::throw_io_error("nax::io::save_npz: '", path, "': a tensor has no name");
+    for (const auto& e : entries)
+      if (e.first == t.name + ".npy")
+        nax::detail::throw_io_error("nax::io::save_npz: '", path, "': two tensors are named '",
+                                    t.name, "'");
+    entries.emplace_back(t.name + ".npy", encode_npy(t.value));
+  }
+  detail::write_file(path, zip::write(entries, path), "save_npz");
+}
+
+NAX_RUNTIME_INLINE std::vector<named_tensor> load_npz(const std::string& path) {
+  const std::vector<std::byte> bytes = detail::read_file(path, "load_npz");
+  std::vector<named_tensor> out;
+  for (const zip::entry& e : zip::read(bytes, path)) {
+    std::string name = e.name;
+    if (name.ends_with(".npy")) name.resize(name.size() - 4);
+    out.push_back({name, decode_npy(e.data, path + ":" + e.name, "load_npz")});
+  }
+  return out;
+}
+
+namespace detail {
+
+NAX_RUNTIME_INLINE dyn_tensor load_npz_entry(const std::string& path, const std::string& name) {
+  const std::vector<std::byte> bytes = read_file(path, "load_npz");
+  const std::vector<zip::entry> entries = zip::read(bytes, path);
+  std::string list;
+  for (const zip::entry& e : entries) {
+    const std::string_view stem = std::string_view(e.name).substr(
+        0, e.name.ends_with(".npy") ? e.name.size() - 4 : e.name.size());
+    if (stem == name) return decode_npy(e.data, path + ":" + e.name, "load_npz");
+    if (!list.empty()) list.append(", ");
+    list.append(stem);
+  }
+  nax::detail::throw_io_error("nax::io::load_npz: '", path, "' has no tensor '", name,
+                              "' (it has: ", list, ")");
+}
+
+NAX_RUNTIME_INLINE npz_fields::npz_fields(const std::string& path) : path_(path) {
+  for (named_tensor& e : io::load_npz(path)) entries_.emplace(e.name, std::move(e.value));
+}
+
+NAX_RUNTIME_INLINE dyn_tensor npz_fields::take(std::string_view field, const nax::shape& want,
+                                               std::size_t* extents) {
+  const auto it = entries_.find(field);
+  if (it == entries_.end())
+    nax::detail::throw_io_error("nax::load_npz: '", path_, "' has no tensor '", field,
+                                "', which the struct has");
+  fitting_extents(it->second, want, path_ + ":" + std::string(field), "load_npz", extents);
+  dyn_tensor t = std::move(it->second);
+  entries_.erase(it);
+  return t;
+}
+
+NAX_RUNTIME_INLINE void npz_fields::check_rest() {
+  if (entries_.empty()) return;
+  std::string extra;
+  for (const auto& [name, value] : entries_) extra += (extra.empty() ? "'" : ", '") + name + "'";
+  nax::detail::throw_io_error("nax::load_npz: '", path_,
+                              "' has tensors the struct has not: ", extra);
+}
+
+}  // namespace detail
+
+}  // namespace nax::NAX_ISA::io
+#endif  // NAX_RUNTIME_DEFINITIONS

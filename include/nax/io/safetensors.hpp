@@ -38,6 +38,7 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/shape.hpp>
+#include <nax/io/field_reader.hpp>
 #include <nax/io/npy.hpp>
 #include <nax/io/npz.hpp>
 #include <nax/typed/fields.hpp>
@@ -291,42 +292,59 @@ struct safetensors_names {
   bool ignore_extra = false;
 };
 
+namespace io::detail {
+
+// A .safetensors file's tensors as a struct's fields read them (io/field_reader.hpp): by field
+// path or the name options.names gives it, the tensors no field reads refused unless
+// options.ignore_extra.
+class safetensors_fields final : public field_source {
+ public:
+  safetensors_fields(const std::string& path, const safetensors_names& options)
+      : file_(path), options_(options) {}
+
+  dyn_tensor take(std::string_view field, const nax::shape& want, std::size_t* extents) override {
+    const auto renamed = options_.names.find(field);
+    const std::string name = renamed == options_.names.end() ? std::string(field) : renamed->second;
+    const safetensors_file::entry* e = file_.find(name);
+    if (!e)
+      nax::detail::throw_io_error("nax::load_safetensors: '", file_.path(), "' has no tensor '",
+                                  name, "'", name == field ? "" : " (field '",
+                                  name == field ? "" : field, name == field ? "" : "')",
+                                  ", which the struct has");
+    dyn_tensor t = file_.read(*e);
+    fitting_extents(t, want, file_.path() + ":" + name, "load_safetensors", extents);
+    read_.push_back(name);
+    return t;
+  }
+
+  void check_rest() override {
+    if (options_.ignore_extra) return;
+    std::string extra;
+    for (const auto& e : file_.entries())
+      if (std::find(read_.begin(), read_.end(), e.name) == read_.end())
+        extra += (extra.empty() ? "'" : ", '") + e.name + "'";
+    if (!extra.empty())
+      nax::detail::throw_io_error("nax::load_safetensors: '", file_.path(),
+                                  "' has tensors the struct has not: ", extra,
+                                  " (safetensors_names::ignore_extra allows them)");
+  }
+
+ private:
+  safetensors_file file_;
+  const safetensors_names& options_;
+  std::vector<std::string> read_;
+};
+
+}  // namespace io::detail
+
 /// Reads every tensor of params from the .safetensors file `path`, by field path (or the name
 /// `options.names` gives it). A tensor the file lacks, one of another dtype or extents, or (unless
 /// options.ignore_extra) one the struct has not, is an io_error naming it; then params is left as
 /// it was.
 template <field_struct P>
 void load_safetensors(const std::string& path, P& params, const safetensors_names& options = {}) {
-  const io::safetensors_file file(path);
-  std::vector<std::string> read;
-  std::vector<std::function<void()>> assign;  // (after every tensor is read: an error loses nothing)
-  for_each_field(params, [&](std::string_view field, auto& t) {
-    using X = std::remove_cvref_t<decltype(t)>;
-    const auto renamed = options.names.find(field);
-    const std::string name = renamed == options.names.end() ? std::string(field) : renamed->second;
-    const io::safetensors_file::entry* e = file.find(name);
-    if (!e)
-      nax::detail::throw_io_error("nax::load_safetensors: '", path, "' has no tensor '", name,
-                                  "'", name == field ? "" : " (field '", name == field ? "" : field,
-                                  name == field ? "" : "')", ", which the struct has");
-    auto typed = [&]<class T, class... A>(const tensor<T, A...>*) {
-      return std::make_shared<X>(io::detail::as_typed<T, A...>(
-          file.read(*e), path + ":" + name, "load_safetensors"));
-    }(static_cast<const X*>(nullptr));
-    assign.push_back([&t, typed] { t = std::move(*typed); });
-    read.push_back(name);
-  });
-  if (!options.ignore_extra) {
-    std::string extra;
-    for (const auto& e : file.entries())
-      if (std::find(read.begin(), read.end(), e.name) == read.end())
-        extra += (extra.empty() ? "'" : ", '") + e.name + "'";
-    if (!extra.empty())
-      nax::detail::throw_io_error("nax::load_safetensors: '", path,
-                                  "' has tensors the struct has not: ", extra,
-                                  " (safetensors_names::ignore_extra allows them)");
-  }
-  for (auto& a : assign) a();
+  io::detail::safetensors_fields file(path, options);
+  io::detail::read_fields(params, file);
 }
 
 /// Writes every tensor of params to the .safetensors file `path`, named by its field path.

@@ -15,31 +15,35 @@
 #include <vector>
 
 #include <nax/core/isa.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/io/io_error.hpp>
 
 namespace nax::NAX_ISA::io::zip {
 
 /// The CRC-32 (ISO-HDLC, as ZIP has it) of `data`.
-inline std::uint32_t crc32(std::span<const std::byte> data) {
-  static const std::array<std::uint32_t, 256> table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::byte b : data) c = table[(c ^ std::to_integer<std::uint32_t>(b)) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
+NAX_RUNTIME_INLINE std::uint32_t crc32(std::span<const std::byte> data);
 
 /// An entry of an archive read in memory: its name and its bytes (a view into the archive).
 struct entry {
   std::string name;
   std::span<const std::byte> data;
 };
+
+/// The entries of the archive `bytes` (read from `path`, for messages), in the central
+/// directory's order.
+NAX_RUNTIME_INLINE std::vector<entry> read(std::span<const std::byte> bytes,
+                                           const std::string& path);
+
+/// An archive of the entries (name, bytes), stored, in order. Without ZIP64 records: every
+/// count, size and offset must stay below the values (all ones) that announce them.
+NAX_RUNTIME_INLINE std::vector<std::byte> write(
+    std::span<const std::pair<std::string, std::vector<std::byte>>> entries,
+    const std::string& path);
+
+}  // namespace nax::NAX_ISA::io::zip
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::NAX_ISA::io::zip {
 
 namespace detail {
 
@@ -55,9 +59,23 @@ inline void put_le(std::vector<std::byte>& out, std::uint64_t v, std::size_t byt
 
 }  // namespace detail
 
-/// The entries of the archive `bytes` (read from `path`, for messages), in the central
-/// directory's order.
-inline std::vector<entry> read(std::span<const std::byte> bytes, const std::string& path) {
+NAX_RUNTIME_INLINE std::uint32_t crc32(std::span<const std::byte> data) {
+  static const std::array<std::uint32_t, 256> table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::byte b : data) c = table[(c ^ std::to_integer<std::uint32_t>(b)) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+NAX_RUNTIME_INLINE std::vector<entry> read(std::span<const std::byte> bytes,
+                                           const std::string& path) {
   using detail::read_le;
   auto bad = [&](const auto&... what) -> void {
     nax::detail::throw_io_error("nax::io: '", path, "' is not a valid .npz (ZIP) file: ", what...);
@@ -151,9 +169,7 @@ inline std::vector<entry> read(std::span<const std::byte> bytes, const std::stri
   return out;
 }
 
-/// An archive of the entries (name, bytes), stored, in order. Without ZIP64 records: every
-/// count, size and offset must stay below the values (all ones) that announce them.
-inline std::vector<std::byte> write(
+NAX_RUNTIME_INLINE std::vector<std::byte> write(
     std::span<const std::pair<std::string, std::vector<std::byte>>> entries,
     const std::string& path) {
   using detail::put_le;
@@ -222,4 +238,5 @@ inline std::vector<std::byte> write(
   return out;
 }
 
-}  // namespace nax::io::zip
+}  // namespace nax::NAX_ISA::io::zip
+#endif  // NAX_RUNTIME_DEFINITIONS

@@ -8,8 +8,10 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <boost/mp11/algorithm.hpp>
@@ -20,6 +22,7 @@
 #include <nax/core/dtype.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/shape_of.hpp>
@@ -141,6 +144,7 @@ struct traced_over;
 template <class T, class... A>
 struct traced_over<T, axes<A...>> {
   using type = traced<T, A...>;
+  static constexpr std::array<std::string_view, sizeof...(A)> names{A::name...};
   static nax::shape shape() { return shape_of<T, A...>(); }
 };
 
@@ -148,26 +152,40 @@ struct traced_over<T, axes<A...>> {
 template <class T, class L>
 using traced_of = typename traced_over<T, L>::type;
 
+/// Node v checked against the typed layer's axes `names` and dtype `type` (its axes lined up in
+/// that order if they are a permutation of them); `shape` gives the typed layer's shape for the
+/// message when they disagree. (Not a template: make_traced's work for every result type.)
+NAX_RUNTIME_INLINE graph::value typed_node(graph::value v, dtype type,
+                                           std::span<const std::string_view> names,
+                                           nax::shape (*shape)());
+
 /// Graph node v as a traced value over axis list L. The graph's shape inference and the typed
 /// layer's axis rules agree; this checks that they did (and lines up a mere permutation).
 template <class T, class L>
 traced_of<T, L> make_traced(graph::value v) {
-  constexpr std::size_t n = boost::mp11::mp_size<L>::value;
-  std::array<std::string_view, n> names{};
-  boost::mp11::mp_for_each<boost::mp11::mp_iota_c<n>>(
-      [&](auto k) { names[k] = boost::mp11::mp_at_c<L, decltype(k)::value>::name; });
-  const nax::shape& s = v.shape();
-  bool same = s.rank() == n && s.dtype() == dtype_of<T>;
-  for (std::size_t k = 0; same && k < n; ++k) same = s[k].name().view() == names[k];
-  if (!same) {
-    if (s.rank() != n || s.dtype() != dtype_of<T>)
-      throw_shape_error("nax::jit: the graph made ", s.to_string(), " where the typed layer has ",
-                        traced_over<T, L>::shape().to_string());
-    std::vector<graph::axis_ref> perm(names.begin(), names.end());
-    v = v.owner().transpose(v, perm);
-  }
-  return traced_of<T, L>(v);
+  using over = traced_over<T, L>;
+  return traced_of<T, L>(typed_node(std::move(v), dtype_of<T>, over::names, &over::shape));
 }
 
 }  // namespace detail
 }  // namespace nax
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::NAX_ISA::detail {
+
+NAX_RUNTIME_INLINE graph::value typed_node(graph::value v, dtype type,
+                                           std::span<const std::string_view> names,
+                                           nax::shape (*shape)()) {
+  const nax::shape& s = v.shape();
+  bool same = s.rank() == names.size() && s.dtype() == type;
+  for (std::size_t k = 0; same && k < names.size(); ++k) same = s[k].name().view() == names[k];
+  if (same) return v;
+  if (s.rank() != names.size() || s.dtype() != type)
+    throw_shape_error("nax::jit: the graph made ", s.to_string(), " where the typed layer has ",
+                      shape().to_string());
+  std::vector<graph::axis_ref> perm(names.begin(), names.end());
+  return v.owner().transpose(v, perm);
+}
+
+}  // namespace nax::NAX_ISA::detail
+#endif  // NAX_RUNTIME_DEFINITIONS
