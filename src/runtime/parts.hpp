@@ -57,6 +57,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/infer/transpose.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/lower.hpp>
+#include <nax/graph/ops.hpp>
 
 // --- 2: the passes, autodiff and dot output ---------------------------------------------------
 #if NAX_RUNTIME_PART >= 2

@@ -39,6 +39,18 @@ void add_graph_cases(case_map& c) {
     auto w = b.parameter("w", f32({256, 128}));
     (void)g::dot_general(x, w, {{1, 0}});
   };
+  c["graph-dot-axis"] = [] {
+    g::builder b;
+    auto x = b.parameter("x", f32({"batch", nax::dim::named("k", 4)}));
+    auto w = b.parameter("w", f32({nax::dim::named("k", 4), 8}));
+    (void)g::dot(x, w, {"hidden"});
+  };
+  c["graph-dot-position"] = [] {
+    g::builder b;
+    auto x = b.parameter("x", f32({"batch", nax::dim::named("k", 4)}));
+    auto w = b.parameter("w", f32({nax::dim::named("k", 4), 8}));
+    (void)g::dot(x, w, {1});
+  };
   c["graph-take-indices"] = [] {
     g::builder b;
     auto embed = b.parameter("embed", f32({"vocab", 4}));

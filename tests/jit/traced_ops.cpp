@@ -2,9 +2,13 @@
 // jitted results equal the eager typed code's over several bindings.
 #include "jit_helpers.hpp"
 
+#include <nax/graph/ops.hpp>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -205,5 +209,33 @@ TEST_CASE("traced set_dimension_size: the eager result, from a traced size or an
     CHECK(row(0, 1) == want_row(0, 1));
     // (The start clamped to [0, 2]: x has 3 rows.)
     CHECK(row(0, 1) == x(std::size_t(std::clamp(at * 2 - 1, 0, 2)), 1));
+  }
+}
+
+TEST_CASE("the builder's graph::log_softmax is the graph nax::jit makes of nax::log_softmax") {
+  using rows = nax::axis<"rows", 3>;
+  using vocab = nax::axis<"vocab", 37>;
+  nax::tensor<float, rows, vocab> x;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x.data()[i] = static_cast<float>((i * 7919) % 101) * 0.37f - 15.0f;
+  x(1, 5) = 80.0f;  // a row whose largest term dominates
+  auto typed = nax::jit([](auto t) { return nax::log_softmax<vocab>(t); },
+                        nax::input<float, rows, vocab>("x"));
+  const nax::tensor<float, rows, vocab> want = typed(x);
+  nax::graph::builder b;
+  auto p = b.parameter("x", nax::shape_of<float, rows, vocab>());
+  const nax::graph::value y = nax::graph::log_softmax(p, "vocab");
+  nax::executable ex = nax::graph::compile(b, {y});
+  CHECK(ex.to_dot() == typed.executable().to_dot());
+  const auto out = ex.run({nax::dyn_tensor::wrap(nax::shape_of<float, rows, vocab>(), x.data())});
+  REQUIRE(out[0].bytes() == want.size() * sizeof(float));
+  CHECK(std::memcmp(out[0].data(), want.data(), out[0].bytes()) == 0);
+  // Against a plain reference in double.
+  for (std::size_t r = 0; r < 3; ++r) {
+    double m = x(r, 0), total = 0;
+    for (std::size_t v = 0; v < 37; ++v) m = std::max(m, double(x(r, v)));
+    for (std::size_t v = 0; v < 37; ++v) total += std::exp(double(x(r, v)) - m);
+    for (std::size_t v = 0; v < 37; ++v)
+      CHECK(want(r, v) == doctest::Approx(double(x(r, v)) - m - std::log(total)).epsilon(1e-6));
   }
 }

@@ -66,6 +66,16 @@ TEST_CASE("layer_norm over an outer axis, with scalar and expression parameters"
   }
 }
 
+TEST_CASE("layer_norm's epsilon is 1e-5 unless given, as the builder's") {
+  nax::tensor<float, r_ax, h_ax> x(r_ax{4}, h_ax{6});
+  fill_wave(x, 1e-3, 1e-3);  // a variance near epsilon: another epsilon changes every element
+  const nax::tensor<float, r_ax, h_ax> by_default = nax::layer_norm<h_ax>(x, 1.0f, 0.0f),
+                                       given = nax::layer_norm<h_ax>(x, 1.0f, 0.0f, 1e-5f),
+                                       other = nax::layer_norm<h_ax>(x, 1.0f, 0.0f, 1e-4f);
+  CHECK(std::memcmp(by_default.data(), given.data(), x.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(by_default.data(), other.data(), x.size() * sizeof(float)) != 0);
+}
+
 TEST_CASE("layer_norm errors name the parameter and the axis") {
   nax::tensor<float, r_ax, h_ax> x(r_ax{2}, h_ax{8});
   x.fill(1);

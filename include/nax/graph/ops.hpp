@@ -9,9 +9,12 @@
 #include <initializer_list>
 #include <span>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <nax/core/dim.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/linkage.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/builder.hpp>
@@ -25,6 +28,10 @@ inline value apply(ops::id op, std::initializer_list<value> args) {
   return args.begin()->owner().elementwise(op, std::span(args.begin(), args.size()));
 }
 
+// A number given as an operand of an elementwise op.
+template <class S>
+concept scalar = std::is_arithmetic_v<S>;
+
 // A scalar operand: a constant of the other operand's element type.
 inline value scalar_like(const value& like, double v) {
   return like.owner().constant(v, like.shape().dtype());
@@ -35,12 +42,20 @@ inline value scalar_like(const value& like, double v) {
 // One function per elementwise op, by its arity.
 #define NAX_GRAPH_OP_1(name) \
   inline value name(const value& x) { return detail::apply(ops::id::name, {x}); }
-#define NAX_GRAPH_OP_2(name)                                                                 \
-  inline value name(const value& a, const value& b) {                                        \
-    return detail::apply(ops::id::name, {a, b});                                             \
-  }                                                                                          \
-  inline value name(const value& a, double b) { return name(a, detail::scalar_like(a, b)); } \
-  inline value name(double a, const value& b) { return name(detail::scalar_like(b, a), b); }
+// (The scalar forms are templates so that a braced list is never a scalar: max(x, {1}) is the
+// reduction over axis 1 below, not max(x, 1.0).)
+#define NAX_GRAPH_OP_2(name)                                        \
+  inline value name(const value& a, const value& b) {               \
+    return detail::apply(ops::id::name, {a, b});                    \
+  }                                                                 \
+  template <detail::scalar S>                                       \
+  value name(const value& a, S b) {                                 \
+    return name(a, detail::scalar_like(a, static_cast<double>(b))); \
+  }                                                                 \
+  template <detail::scalar S>                                       \
+  value name(S a, const value& b) {                                 \
+    return name(detail::scalar_like(b, static_cast<double>(a)), b); \
+  }
 #define NAX_GRAPH_OP_3(name)                                          \
   inline value name(const value& m, const value& a, const value& b) { \
     return detail::apply(ops::id::name, {m, a, b});                   \
@@ -73,6 +88,26 @@ inline value operator-(double a, const value& b) { return sub(a, b); }
 inline value operator*(double a, const value& b) { return mul(a, b); }
 inline value operator/(double a, const value& b) { return div(a, b); }
 
+// Comparisons, as on typed tensors: elementwise, a bool tensor (less, greater, ... by name).
+inline value operator<(const value& a, const value& b) { return less(a, b); }
+inline value operator<=(const value& a, const value& b) { return less_equal(a, b); }
+inline value operator>(const value& a, const value& b) { return greater(a, b); }
+inline value operator>=(const value& a, const value& b) { return greater_equal(a, b); }
+inline value operator==(const value& a, const value& b) { return equal(a, b); }
+inline value operator!=(const value& a, const value& b) { return not_equal(a, b); }
+inline value operator<(const value& a, double b) { return less(a, b); }
+inline value operator<=(const value& a, double b) { return less_equal(a, b); }
+inline value operator>(const value& a, double b) { return greater(a, b); }
+inline value operator>=(const value& a, double b) { return greater_equal(a, b); }
+inline value operator==(const value& a, double b) { return equal(a, b); }
+inline value operator!=(const value& a, double b) { return not_equal(a, b); }
+inline value operator<(double a, const value& b) { return less(a, b); }
+inline value operator<=(double a, const value& b) { return less_equal(a, b); }
+inline value operator>(double a, const value& b) { return greater(a, b); }
+inline value operator>=(double a, const value& b) { return greater_equal(a, b); }
+inline value operator==(double a, const value& b) { return equal(a, b); }
+inline value operator!=(double a, const value& b) { return not_equal(a, b); }
+
 /// Reductions over the listed axes (by name or position); the other axes are kept in order.
 inline value sum(const value& x, std::initializer_list<axis_ref> axes) {
   return x.owner().reduce(ops::reduce_kind::sum, x, std::span(axes.begin(), axes.size()));
@@ -80,11 +115,18 @@ inline value sum(const value& x, std::initializer_list<axis_ref> axes) {
 inline value mean(const value& x, std::initializer_list<axis_ref> axes) {
   return x.owner().reduce(ops::reduce_kind::mean, x, std::span(axes.begin(), axes.size()));
 }
-inline value reduce_max(const value& x, std::initializer_list<axis_ref> axes) {
+inline value max(const value& x, std::initializer_list<axis_ref> axes) {
   return x.owner().reduce(ops::reduce_kind::max, x, std::span(axes.begin(), axes.size()));
 }
-inline value reduce_min(const value& x, std::initializer_list<axis_ref> axes) {
+inline value min(const value& x, std::initializer_list<axis_ref> axes) {
   return x.owner().reduce(ops::reduce_kind::min, x, std::span(axes.begin(), axes.size()));
+}
+/// XLA's names for max and min over axes (the same nodes), for code written against them.
+inline value reduce_max(const value& x, std::initializer_list<axis_ref> axes) {
+  return max(x, axes);
+}
+inline value reduce_min(const value& x, std::initializer_list<axis_ref> axes) {
+  return min(x, axes);
 }
 
 /// The position (i64) of the first largest (smallest) element along an axis; a NaN wins.
@@ -102,10 +144,29 @@ inline value dot_general(const value& a, const value& b, std::initializer_list<a
                                std::span(batch.begin(), batch.size()));
 }
 
+/// dot(a, b, {"hidden"}): a and b contracted along the named axes, as nax::dot<hidden>(a, b):
+/// the other axes both have (by name) are batch axes, matched and kept once; the result's axes
+/// are the batch axes (in a's order), then a's other axes, then b's. Axes by name only (they
+/// are found in both operands); dot_general takes pairs by position.
+NAX_RUNTIME_INLINE value dot(const value& a, const value& b,
+                             std::initializer_list<axis_ref> contract);
+
+/// permute(x, {"batch", "seq", "hidden"}): x's axes in the order given (every axis once, by name
+/// or position), as nax::permute<batch, seq, hidden>(x). transpose, XLA's name, is the same.
+inline value permute(const value& x, std::initializer_list<axis_ref> order) {
+  return x.owner().transpose(x, std::span(order.begin(), order.size()));
+}
 inline value transpose(const value& x, std::initializer_list<axis_ref> perm) {
-  return x.owner().transpose(x, std::span(perm.begin(), perm.size()));
+  return permute(x, perm);
 }
 inline value softmax(const value& x, axis_ref axis) { return x.owner().softmax(x, axis); }
+/// log_softmax(x, "vocab"): (x - max) - log(sum(exp(x - max))) along the axis, as
+/// nax::log_softmax<vocab>(x) computes it (reduce and elementwise nodes: the graph has no
+/// log_softmax op).
+inline value log_softmax(const value& x, axis_ref axis) {
+  const value shifted = x - max(x, {axis});
+  return shifted - log(sum(exp(shifted), {axis}));
+}
 inline value layer_norm(const value& x, const value& gamma, const value& beta, axis_ref axis,
                         double epsilon = 1e-5) {
   return x.owner().layer_norm(x, gamma, beta, axis, epsilon);
@@ -181,9 +242,13 @@ inline value pad(const value& x, axis_ref axis, const value& low, const value& h
 
 // --- places along an axis that are run-time values (docs/bounded.md) ---------------------------
 
-/// get_dimension_size(x, "seq"): x's run-time extent along seq, a rank-0 i32 (or `type`: i64).
-inline value get_dimension_size(const value& x, axis_ref axis, nax::dtype type = nax::dtype::i32) {
+/// size(x, "seq"): x's run-time extent along seq, a rank-0 i32 (or `type`: i64), as
+/// nax::size<seq>(x). get_dimension_size, XLA's name, is the same.
+inline value size(const value& x, axis_ref axis, nax::dtype type = nax::dtype::i32) {
   return x.owner().get_dimension_size(x, axis, type);
+}
+inline value get_dimension_size(const value& x, axis_ref axis, nax::dtype type = nax::dtype::i32) {
+  return size(x, axis, type);
 }
 
 /// set_dimension_size(x, "slots", count, "batch"): x with its static or bounded axis `slots`
@@ -347,3 +412,33 @@ inline value one_hot(const value& indices, nax::dim axis, nax::dtype t = nax::dt
 }
 
 }  // namespace nax::graph
+
+#if NAX_RUNTIME_DEFINITIONS
+namespace nax::NAX_ISA::graph {
+
+NAX_RUNTIME_INLINE value dot(const value& a, const value& b,
+                             std::initializer_list<axis_ref> contract) {
+  std::vector<axis_pair> contracted, batch;
+  for (const axis_ref& r : contract) {
+    if (r.index != axis_ref::by_name)
+      nax::detail::throw_shape_error("nax::graph::dot: axis ", r.index,
+                                     " given by position; dot names the axes it contracts "
+                                     "(dot_general takes positions)");
+    for (const value* operand : {&a, &b})
+      if (!operand->shape().index_of(r.name))
+        nax::detail::throw_shape_error("nax::graph::dot: operand ", operand == &a ? 0 : 1, " (",
+                                       operand->shape().to_string(), ") has no axis '", r.name,
+                                       "'");
+    contracted.push_back({r.name, r.name});
+  }
+  for (const nax::dim& d : a.shape().dims()) {
+    if (!d.has_name() || !b.shape().index_of(d.name().view())) continue;
+    bool is_contracted = false;
+    for (const axis_ref& r : contract) is_contracted = is_contracted || r.name == d.name().view();
+    if (!is_contracted) batch.push_back({d.name().view(), d.name().view()});
+  }
+  return a.owner().dot_general(a, b, contracted, batch);
+}
+
+}  // namespace nax::NAX_ISA::graph
+#endif  // NAX_RUNTIME_DEFINITIONS

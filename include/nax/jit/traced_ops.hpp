@@ -438,10 +438,10 @@ requires(expression<X>&& detail::is_traced_v<X> &&
 
 /// nax::layer_norm on a traced operand: a layer_norm node (gamma and beta: traced values over
 /// the normalized axis, or scalars).
-template <class A, class X, class G, class B, class S>
+template <class A, class X, class G, class B, class S = double>
 requires(expression<X> && (detail::is_traced_v<X> || detail::is_traced_v<G> ||
                            detail::is_traced_v<B>)) auto layer_norm(X&& x, G&& gamma, B&& beta,
-                                                                    S eps) {
+                                                                    S eps = 1e-5) {
   using E = std::remove_cvref_t<X>;
   using V = typename E::value_type;
   static_assert(detail::is_traced_v<X>,

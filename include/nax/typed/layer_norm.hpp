@@ -45,10 +45,11 @@ void check_parameter([[maybe_unused]] const E& e, [[maybe_unused]] const P& p,
 
 /// Normalizes x along axis A to zero mean and unit variance (biased, as PyTorch), then scales
 /// by gamma and shifts by beta (tensors or expressions over axes of x, usually just A, or
-/// scalars). A tensor over x's axes in x's order.
-template <class A, class X, class G, class B, class S>
+/// scalars). A tensor over x's axes in x's order. eps is 1e-5 unless given (as PyTorch's and
+/// the builder's layer_norm).
+template <class A, class X, class G, class B, class S = double>
 requires expression<X>
-auto layer_norm(X&& x, G&& gamma, B&& beta, S eps) {
+auto layer_norm(X&& x, G&& gamma, B&& beta, S eps = 1e-5) {
   using E = detail::expression_of<X>;
   using V = typename E::value_type;
   // An error here means the normalized axis is not an axis of x.

@@ -1,0 +1,118 @@
+// The graph builder's free functions under the typed layer's names (docs/ops.md, "One name per
+// op"): max and min over axes, permute, dot by axis names, size, the comparison operators and
+// log_softmax, each the node its XLA-style twin makes (one node once CSE runs). (log_softmax
+// against nax::jit's graph of nax::log_softmax: tests/jit/traced_ops.cpp.)
+#include <nax/graph/builder.hpp>
+#include <nax/graph/ops.hpp>
+#include <nax/graph/passes/cse.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+namespace g = nax::graph;
+using nax::dtype;
+using nax::shape;
+
+namespace {
+std::string str(const g::value& v) { return v.shape().to_string(); }
+// v's axes' names, in order.
+std::vector<std::string> names(const g::value& v) {
+  std::vector<std::string> out;
+  for (const nax::dim& d : v.shape().dims()) out.emplace_back(d.name().view());
+  return out;
+}
+using list = std::vector<std::string>;
+g::op_kind kind(const g::value& v) { return v.owner().at(v.id()).kind(); }
+// Whether a and b are one node once the CSE pass has run.
+bool same(const g::value& a, const g::value& b) {
+  g::ir ir = a.owner().graph();
+  ir.set_outputs({a.id(), b.id()});
+  g::passes::cse(ir);
+  return ir.outputs()[0] == ir.outputs()[1];
+}
+}  // namespace
+
+TEST_CASE("max and min over axes are reduce_max and reduce_min; a braced list is never a scalar") {
+  g::builder b;
+  auto x = b.parameter(
+      "x", shape::make(dtype::f32, {nax::dim::named("batch", 4), nax::dim::named("h", 8)}));
+  CHECK(same(g::max(x, {"h"}), g::reduce_max(x, {"h"})));
+  CHECK(same(g::min(x, {"batch", "h"}), g::reduce_min(x, {"batch", "h"})));
+  CHECK(names(g::max(x, {"h"})) == list{"batch"});
+  // {1} names axis 1 (a reduction), 1 is a scalar (elementwise): the scalar forms are templates.
+  CHECK(kind(g::max(x, {1})) == g::op_kind::reduce);
+  CHECK(names(g::max(x, {1})) == list{"batch"});
+  CHECK(kind(g::max(x, 1)) == g::op_kind::elementwise);
+  CHECK(names(g::min(0.5, x)) == list{"batch", "h"});
+  CHECK(same(g::max(x, 2.0f), g::max(x, 2.0)));
+}
+
+TEST_CASE("permute is transpose, by name or position") {
+  g::builder b;
+  auto x = b.parameter(
+      "x", shape::make(dtype::f32, {nax::dim::named("batch", 2), nax::dim::named("seq", 3),
+                                    nax::dim::named("h", 4)}));
+  CHECK(same(g::permute(x, {"h", "batch", "seq"}), g::transpose(x, {2, 0, 1})));
+  CHECK(names(g::permute(x, {"h", "batch", "seq"})) == list{"h", "batch", "seq"});
+}
+
+TEST_CASE("dot by axis names: the shared axes it does not contract are batch axes") {
+  g::builder b;
+  auto q = b.parameter(
+      "q", shape::make(dtype::f32, {nax::dim::named("heads", 2), nax::dim::named("seq", 3),
+                                    nax::dim::named("hd", 4)}));
+  auto k = b.parameter(
+      "k", shape::make(dtype::f32, {nax::dim::named("heads", 2), nax::dim::named("kseq", 5),
+                                    nax::dim::named("hd", 4)}));
+  auto w = b.parameter(
+      "w", shape::make(dtype::f32, {nax::dim::named("hd", 4), nax::dim::named("out", 6)}));
+  const g::value scores = g::dot(q, k, {"hd"});
+  CHECK(same(scores, g::dot_general(q, k, {{"hd", "hd"}}, {{"heads", "heads"}})));
+  CHECK(names(scores) == list{"heads", "seq", "kseq"});
+  CHECK(str(scores) == "f32[2, 3, 5]");
+  CHECK(same(g::dot(q, w, {"hd"}), g::dot_general(q, w, {{2, 0}})));
+  CHECK(names(g::dot(q, w, {"hd"})) == list{"heads", "seq", "out"});
+  CHECK_THROWS_WITH_AS(g::dot(q, w, {2}),
+                       "nax::graph::dot: axis 2 given by position; dot names the axes it "
+                       "contracts (dot_general takes positions)",
+                       nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::dot(q, w, {"seq"}),
+                       "nax::graph::dot: operand 1 (f32[4, 6]) has no axis 'seq'",
+                       nax::shape_error);
+}
+
+TEST_CASE("size is get_dimension_size") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {"seq", nax::dim::named("h", 4)}));
+  CHECK(same(g::size(x, "seq"), g::get_dimension_size(x, "seq")));
+  CHECK(str(g::size(x, "seq")) == "i32[]");
+  CHECK(str(g::size(x, "seq", dtype::i64)) == "i64[]");
+}
+
+TEST_CASE("the comparison operators are less, greater, equal, ... elementwise") {
+  g::builder b;
+  auto x = b.parameter("x", shape::make(dtype::f32, {nax::dim::named("h", 8)}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {nax::dim::named("h", 8)}));
+  CHECK(same(x < y, g::less(x, y)));
+  CHECK(same(x <= y, g::less_equal(x, y)));
+  CHECK(same(x > y, g::greater(x, y)));
+  CHECK(same(x >= y, g::greater_equal(x, y)));
+  CHECK(same(x == y, g::equal(x, y)));
+  CHECK(same(x != y, g::not_equal(x, y)));
+  CHECK(same(x < 0.5, g::less(x, 0.5)));
+  CHECK(same(0.5 >= x, g::greater_equal(0.5, x)));
+  CHECK(str(x == 1.0) == "bool[8]");
+}
+
+TEST_CASE("log_softmax is (x - max) - log(sum(exp(x - max))) along the axis") {
+  g::builder b;
+  auto x = b.parameter(
+      "x", shape::make(dtype::f32, {nax::dim::named("rows", 3), nax::dim::named("vocab", 37)}));
+  const g::value y = g::log_softmax(x, "vocab");
+  CHECK(names(y) == list{"rows", "vocab"});
+  const g::value shifted = x - g::max(x, {"vocab"});
+  CHECK(same(y, shifted - g::log(g::sum(g::exp(shifted), {"vocab"}))));
+}
