@@ -4,7 +4,6 @@
 // against nax::jit's graph of nax::log_softmax: tests/jit/traced_ops.cpp.)
 #include <nax/graph/builder.hpp>
 #include <nax/graph/ops.hpp>
-#include <nax/graph/passes/cse.hpp>
 
 #include <cstddef>
 #include <string>
@@ -12,12 +11,16 @@
 
 #include <doctest/doctest.h>
 
+#include "node_checks.hpp"
+
 namespace g = nax::graph;
 using nax::dtype;
 using nax::shape;
+using node_checks::kind;
+using node_checks::same;
+using node_checks::str;
 
 namespace {
-std::string str(const g::value& v) { return v.shape().to_string(); }
 // v's axes' names, in order.
 std::vector<std::string> names(const g::value& v) {
   std::vector<std::string> out;
@@ -25,14 +28,6 @@ std::vector<std::string> names(const g::value& v) {
   return out;
 }
 using list = std::vector<std::string>;
-g::op_kind kind(const g::value& v) { return v.owner().at(v.id()).kind(); }
-// Whether a and b are one node once the CSE pass has run.
-bool same(const g::value& a, const g::value& b) {
-  g::ir ir = a.owner().graph();
-  ir.set_outputs({a.id(), b.id()});
-  g::passes::cse(ir);
-  return ir.outputs()[0] == ir.outputs()[1];
-}
 }  // namespace
 
 TEST_CASE("max and min over axes are reduce_max and reduce_min; a braced list is never a scalar") {

@@ -2,7 +2,6 @@
 // static, named dynamic, bounded and unnamed axes; every error message; equal ones merged by CSE.
 #include <nax/graph/builder.hpp>
 #include <nax/graph/ops.hpp>
-#include <nax/graph/passes/cse.hpp>
 
 #include <cstdint>
 #include <limits>
@@ -11,13 +10,17 @@
 
 #include <doctest/doctest.h>
 
+#include "node_checks.hpp"
+
 namespace g = nax::graph;
 using nax::dim;
 using nax::dtype;
 using nax::shape;
+using node_checks::kind;
+using node_checks::same;
+using node_checks::str;
 
 namespace {
-std::string str(const g::value& v) { return v.shape().to_string(); }
 // A shape op's attributes as a list: broadcast its axis map; slice axis, start, stop, step;
 // concat its axis; reshape nothing.
 std::vector<int> ints(const g::value& v) {
@@ -28,14 +31,6 @@ std::vector<int> ints(const g::value& v) {
     return {int(sl->axis), int(sl->start), int(sl->stop), int(sl->step)};
   if (const auto* c = n.op.get_if<g::concat_op>()) return {int(c->axis)};
   return {};
-}
-g::op_kind kind(const g::value& v) { return v.owner().at(v.id()).kind(); }
-// Whether a and b are one node once the CSE pass has run.
-bool same(const g::value& a, const g::value& b) {
-  g::ir ir = a.owner().graph();
-  ir.set_outputs({a.id(), b.id()});
-  g::passes::cse(ir);
-  return ir.outputs()[0] == ir.outputs()[1];
 }
 }  // namespace
 
