@@ -10,11 +10,12 @@ struct never_defined;
 }
 
 TEST_CASE("require raises nothing when the condition holds") {
-  static_assert(nax::detail::require<true, never_defined>);
+  static_assert(nax::core_detail::require<true, never_defined>);
 #if defined(__clang__)
-  static_assert(std::is_same_v<nax::detail::diagnostic_name<"ab">, nax::error::name<'a', 'b'>>);
+  static_assert(
+      std::is_same_v<nax::core_detail::diagnostic_name<"ab">, nax::error::name<'a', 'b'>>);
 #else
-  static_assert(std::is_same_v<nax::detail::diagnostic_name<"ab">, nax::error::name<"ab">>);
+  static_assert(std::is_same_v<nax::core_detail::diagnostic_name<"ab">, nax::error::name<"ab">>);
 #endif
   CHECK(true);
 }

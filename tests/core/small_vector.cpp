@@ -4,7 +4,7 @@
 
 #include <vector>
 
-using vec = nax::detail::small_vector<int, 3>;
+using vec = nax::core_detail::small_vector<int, 3>;
 
 namespace {
 std::vector<int> items(const vec& v) { return {v.begin(), v.end()}; }

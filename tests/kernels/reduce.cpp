@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/sanitizers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -151,10 +153,12 @@ TEST_CASE_TEMPLATE("large rows, columns and scalars; the thread count does not c
         const std::vector<T> one = run(x, ext, mask, kind);
         nax::set_num_threads(2);
         const std::vector<T> two = run(x, ext, mask, kind);
-        nax::set_num_threads(3);
-        const std::vector<T> three = run(x, ext, mask, kind);
         CHECK(one == two);
-        CHECK(one == three);
+        // Under a sanitizer, 1 and 2 threads only (the plain builds add 3: uneven parts).
+        if (!nax_test::sampled) {
+          nax::set_num_threads(3);
+          CHECK(one == run(x, ext, mask, kind));
+        }
         const std::vector<double> want = reference(x, ext, mask, kind);
         const std::size_t count = n / want.size();
         for (std::size_t o = 0; o < want.size(); ++o) {

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/sanitizers.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -138,7 +140,9 @@ TEST_CASE_TEMPLATE("the thread count does not change the result", T, float, doub
     for (std::size_t axis = 0; axis < 3; ++axis) {
       CAPTURE(axis);
       std::vector<T> runs[3];
-      for (int threads = 1; threads <= 3; ++threads) {
+      // Under a sanitizer: 1 and 2 threads (3 splits the rows unevenly too; the plain builds).
+      const int most = int(nax_test::sweep(3, 2));
+      for (int threads = 1; threads <= most; ++threads) {
         nax::set_num_threads(threads);
         const k::rows_plan p = k::plan_rows(nax::dtype_of<T>, ext, axis);
         const std::vector<T> gamma = pattern<T>(p.n, 5), beta = pattern<T>(p.n, 6);
@@ -149,7 +153,7 @@ TEST_CASE_TEMPLATE("the thread count does not change the result", T, float, doub
         runs[threads - 1].insert(runs[threads - 1].end(), l.begin(), l.end());
       }
       CHECK(runs[0] == runs[1]);
-      CHECK(runs[0] == runs[2]);
+      if (most == 3) CHECK(runs[0] == runs[2]);
     }
   }
   nax::set_num_threads(2);

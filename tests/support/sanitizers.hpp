@@ -37,12 +37,13 @@ inline constexpr bool optimized = true;
 inline constexpr bool optimized = false;
 #endif
 
-/// How many of a sweep's cases a test runs: `all` in the optimized, uninstrumented builds (g++
-/// and clang++ in scripts/test), `sampled` under a sanitizer or without optimization, where the
-/// same loops run 10 to 50 times slower. The sampled cases still reach every code path the test
-/// is about; the plain builds check the whole sweep.
-constexpr std::size_t sweep(std::size_t all, std::size_t sampled) {
-  return (under_asan || under_tsan || !optimized) ? sampled : all;
-}
+/// Whether the tests' sweeps are sampled here: under a sanitizer or without optimization, where
+/// the same loops run 10 to 50 times slower. The sampled cases still reach every code path the
+/// test is about; the optimized, uninstrumented builds (g++ and clang++ in scripts/test) check
+/// the whole sweep.
+inline constexpr bool sampled = under_asan || under_tsan || !optimized;
+
+/// How many of a sweep's cases a test runs: `all`, or `some` where sweeps are sampled.
+constexpr std::size_t sweep(std::size_t all, std::size_t some) { return sampled ? some : all; }
 
 }  // namespace nax_test
