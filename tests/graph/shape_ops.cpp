@@ -375,6 +375,33 @@ TEST_CASE("concat: static sums, names unify, other axes unify") {
   CHECK(!same(g::concat({p, q}, 0), g::concat({q, p}, 0)));
 }
 
+TEST_CASE("concat pairs the axes by name when an operand has them in another order") {
+  g::builder b;
+  const dim rows = dim::named("rows", 2), cols = dim::named("cols", 3);
+  auto x = b.parameter("x", shape::make(dtype::f32, {rows, cols}));
+  auto y = b.parameter("y", shape::make(dtype::f32, {cols, dim::named("rows", 1)}));
+  auto r = g::concat({x, y}, "rows");
+  CHECK(r.shape() == shape::make(dtype::f32, {dim::named("rows", 3), cols}));
+  // y goes in transposed to x's order.
+  const g::node& n = b.at(r.id());
+  REQUIRE(n.inputs.size() == 2);
+  CHECK(n.inputs[0] == x.id());
+  const g::node& t = b.at(n.inputs[1]);
+  CHECK(t.kind() == g::op_kind::transpose);
+  REQUIRE(t.inputs.size() == 1);
+  CHECK(t.inputs[0] == y.id());
+  CHECK(t.shape == shape::make(dtype::f32, {dim::named("rows", 1), cols}));
+  // With a new name for the joined axis: the same pairing.
+  CHECK(g::concat({x, y}, "rows", "both").shape() ==
+        shape::make(dtype::f32, {dim::named("both", 3), cols}));
+  // The same order, or names that are not a permutation of the first's: by position.
+  auto z = b.parameter("z", shape::make(dtype::f32, {dim::named("rows", 4), cols}));
+  CHECK(b.at(g::concat({x, z}, 0).id()).inputs[1] == z.id());
+  auto u = b.parameter("u", shape::make(dtype::f32, {5, 3}));
+  CHECK(b.at(g::concat({x, u}, 0).id()).inputs[1] == u.id());
+  CHECK(g::concat({x, u}, 0).shape() == shape::make(dtype::f32, {dim::named("rows", 7), cols}));
+}
+
 TEST_CASE("concat errors name the operands, the axis and the extents") {
   g::builder b;
   auto a = b.parameter("a", shape::make(dtype::f32, {"batch", dim::named("hidden", 3)}));

@@ -130,9 +130,11 @@ class builder {
                                  std::int64_t step = 1);
 
   /// xs joined along `axis` (by position, or by name in xs[0]), in order. They have one element
-  /// type and rank; their other axes unify. The joined axis must be static in each (its extent
-  /// is the sum; its names unify): a dynamic one is an error, since the sum of extents would
-  /// have no name to bind.
+  /// type and rank; their other axes unify, paired by name where an operand's axes are xs[0]'s
+  /// names in another order (it is transposed to xs[0]'s order, as the typed layer's concat
+  /// pairs them), else by position. The joined axis must be static in each (its extent is the
+  /// sum; its names unify): a dynamic one is an error, since the sum of extents would have no
+  /// name to bind.
   NAX_RUNTIME_INLINE value concat(std::span<const value> xs, axis_ref axis);
 
   /// The same, the joined axis named `name`. Its operands' axes may also be dynamic with a bound:
@@ -290,6 +292,9 @@ class builder {
       if (a.alias == t.axis) t.axis = a.source;
     return t;
   }
+  // The nodes of concat's operands, each in xs[0]'s axis order when its axes are xs[0]'s names
+  // in another order (a transpose before it).
+  NAX_RUNTIME_INLINE std::vector<node_id> concat_operands(std::span<const value> xs);
   // nax::shape_error unless `name` is new to the graph (op's operand: s).
   NAX_RUNTIME_INLINE void check_new_axis_name(std::string_view op, const nax::shape& s,
                                               std::string_view name) const;
@@ -653,11 +658,36 @@ NAX_RUNTIME_INLINE bool builder::names_static_extent(const dim& d) const {
   return named;
 }
 
+NAX_RUNTIME_INLINE std::vector<node_id> builder::concat_operands(std::span<const value> xs) {
+  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
+  std::vector<node_id> ids{operand("concat", xs[0])};
+  std::vector<axis_name> names;  // xs[0]'s, if every axis has one and no two the same
+  for (const dim& d : graph_[ids[0]].shape.dims()) {
+    if (d.name().empty() || std::find(names.begin(), names.end(), d.name()) != names.end()) {
+      names.clear();
+      break;
+    }
+    names.push_back(d.name());
+  }
+  for (std::size_t p = 1; p < xs.size(); ++p) {
+    const node_id id = operand("concat", xs[p]);
+    std::vector<axis_name> its;
+    for (const dim& d : graph_[id].shape.dims()) its.push_back(d.name());
+    if (names.empty() || its == names ||
+        !std::is_permutation(its.begin(), its.end(), names.begin(), names.end())) {
+      ids.push_back(id);
+      continue;
+    }
+    std::vector<axis_ref> order;
+    for (const axis_name& n : names) order.push_back(axis_ref(n.view()));
+    ids.push_back(transpose(xs[p], order).id());
+  }
+  return ids;
+}
+
 NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axis,
                                          std::string_view name) {
-  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
-  std::vector<node_id> ids;
-  for (const value& v : xs) ids.push_back(operand("concat", v));
+  const std::vector<node_id> ids = concat_operands(xs);
   const nax::shape& first = graph_[ids[0]].shape;
   if (name.empty()) check_new_axis_name("concat", first, name);
   node n = *detail::infer_concat(graph_, ids, axis, name);
@@ -757,9 +787,7 @@ NAX_RUNTIME_INLINE value builder::pad(value x, axis_ref axis, value low, value h
 }
 
 NAX_RUNTIME_INLINE value builder::concat(std::span<const value> xs, axis_ref axis) {
-  if (xs.empty()) nax::detail::throw_shape_error("nax::graph::concat: needs at least one operand");
-  std::vector<node_id> ids;
-  for (const value& v : xs) ids.push_back(operand("concat", v));
+  const std::vector<node_id> ids = concat_operands(xs);
   std::optional<node> n = detail::infer_concat(graph_, ids, axis);
   return n ? push(std::move(*n)) : xs[0];
 }

@@ -362,7 +362,7 @@ auto traced_concat(const XA& a, const XB& b) {
   static_assert(check_concat<A, B, EA, EB>());
   const graph::value va = lower(a);
   graph::value vb = lower(b);
-  // The graph's concat matches the other axes by position: b in a's order.
+  // b in a's order (the graph's concat would put it so too), so that axis k below is A in both.
   std::vector<graph::axis_ref> order;
   bool same = true;
   for (std::size_t k = 0; k < va.shape().rank(); ++k) {
