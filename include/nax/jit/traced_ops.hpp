@@ -360,23 +360,16 @@ auto traced_concat(const XA& a, const XB& b) {
   static_assert(is_traced_v<XA> && is_traced_v<XB>,
                 "nax::jit: both operands of nax::concat must be computed from the traced inputs");
   static_assert(check_concat<A, B, EA, EB>());
-  const graph::value va = lower(a);
-  graph::value vb = lower(b);
-  // b in a's order (the graph's concat would put it so too), so that axis k below is A in both.
-  std::vector<graph::axis_ref> order;
-  bool same = true;
-  for (std::size_t k = 0; k < va.shape().rank(); ++k) {
-    order.push_back(graph::axis_ref(va.shape()[k].name().view()));
-    same = same && vb.shape()[k].name() == va.shape()[k].name();
-  }
-  if (!same) vb = vb.owner().transpose(vb, order);
-  const graph::value both[] = {va, vb};
+  // The graph's concat pairs b's axes with a's by name (transposing b if its order differs).
+  const graph::value both[] = {lower(a), lower(b)};
+  const graph::value &va = both[0], &vb = both[1];
   using out_axes = concat_axes<A, B, EA, EB>;
   using V = typename EA::value_type;
   if constexpr (same_axis_name_v<A, B>) {
-    constexpr std::size_t k = axes_index_of_v<typename EA::axes_type, A>;  // b is in a's order
-    for (const graph::value& v : both) {
-      if (v.shape()[k].is_dynamic())
+    constexpr std::size_t ka = axes_index_of_v<typename EA::axes_type, A>,
+                          kb = axes_index_of_v<typename EB::axes_type, A>;
+    for (const nax::dim& d : {va.shape()[ka], vb.shape()[kb]}) {
+      if (d.is_dynamic())
         throw_shape_error("nax::concat<", A::name, ">(", va.shape().to_string(), ", ",
                           vb.shape().to_string(), ") under nax::jit: axis '", A::name,
                           "' is dynamic, and its name binds one extent per run; name the "
