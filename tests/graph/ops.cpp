@@ -102,12 +102,21 @@ TEST_CASE("the comparison operators are less, greater, equal, ... elementwise") 
   CHECK(str(x == 1.0) == "bool[8]");
 }
 
-TEST_CASE("log_softmax is (x - max) - log(sum(exp(x - max))) along the axis") {
+TEST_CASE("log_softmax is one node along the axis, a softmax_op with `log`") {
   g::builder b;
   auto x = b.parameter(
       "x", shape::make(dtype::f32, {nax::dim::named("rows", 3), nax::dim::named("vocab", 37)}));
   const g::value y = g::log_softmax(x, "vocab");
   CHECK(names(y) == list{"rows", "vocab"});
-  const g::value shifted = x - g::max(x, {"vocab"});
-  CHECK(same(y, shifted - g::log(g::sum(g::exp(shifted), {"vocab"}))));
+  REQUIRE(kind(y) == g::op_kind::softmax);
+  const g::node& n = b.at(y.id());
+  CHECK(n.as<g::softmax_op>().axis == 1);
+  CHECK(n.as<g::softmax_op>().log);
+  CHECK(g::op_label(n.op) == "log_softmax");
+  CHECK_FALSE(same(y, g::softmax(x, "vocab")));
+  auto i = b.parameter("i", shape::make(dtype::i32, {nax::dim::named("vocab", 4)}));
+  CHECK_THROWS_WITH_AS(g::log_softmax(i, "vocab"),
+                       "nax::graph::log_softmax: needs f32 or f64, not i32", nax::shape_error);
+  CHECK_THROWS_WITH_AS(g::log_softmax(x, "seq"), doctest::Contains("nax::graph::log_softmax"),
+                       nax::shape_error);
 }

@@ -1,6 +1,7 @@
 // dot, reductions, log_softmax, softmax and layer_norm on traced values become graph ops; the
 // jitted results equal the eager typed code's over several bindings.
 #include "jit_helpers.hpp"
+#include "support/bits.hpp"
 
 #include <nax/graph/ops.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 using namespace jit_test;
@@ -222,6 +224,7 @@ TEST_CASE("the builder's graph::log_softmax is the graph nax::jit makes of nax::
   auto typed = nax::jit([](auto t) { return nax::log_softmax<vocab>(t); },
                         nax::input<float, rows, vocab>("x"));
   const nax::tensor<float, rows, vocab> want = typed(x);
+  CHECK(nax_test::same_bits(want, nax::tensor<float, rows, vocab>(nax::log_softmax<vocab>(x))));
   nax::graph::builder b;
   auto p = b.parameter("x", nax::shape_of<float, rows, vocab>());
   const nax::graph::value y = nax::graph::log_softmax(p, "vocab");
@@ -237,5 +240,38 @@ TEST_CASE("the builder's graph::log_softmax is the graph nax::jit makes of nax::
     for (std::size_t v = 0; v < 37; ++v) total += std::exp(double(x(r, v)) - m);
     for (std::size_t v = 0; v < 37; ++v)
       CHECK(want(r, v) == doctest::Approx(double(x(r, v)) - m - std::log(total)).epsilon(1e-6));
+  }
+}
+
+TEST_CASE(
+    "softmax, log_softmax and layer_norm along every axis: eager and jit give the same bits") {
+  // The runtime gathers a non-last axis's rows and runs the typed layer's row kernel on them:
+  // rows shorter and longer than a vector, a block of columns and a partial one, and rows past
+  // the cached-row threshold (the kernels' online pass; the gathered rows on the heap).
+  using a = nax::axis<"a">;
+  using b = nax::axis<"b">;
+  using c = nax::axis<"c">;
+  for (const std::array<std::size_t, 3> ext :
+       {std::array<std::size_t, 3>{3, 37, 5}, {2, 9, 21}, {1, 9000, 17}, {17, 2, 3}}) {
+    CAPTURE(ext[0]);
+    CAPTURE(ext[1]);
+    CAPTURE(ext[2]);
+    nax::tensor<float, a, b, c> x{a(ext[0]), b(ext[1]), c(ext[2])};
+    fill(x, 41, -30.0f, 30.0f);
+    auto check_axis = [&]<class A>(std::type_identity<A>) {
+      const auto ops = [](auto t) {
+        return std::tuple(nax::softmax<A>(t), nax::log_softmax<A>(t),
+                          nax::layer_norm<A>(t, 1.5f, -0.25f));
+      };
+      auto f = nax::jit(ops, nax::input<float, a, b, c>("x"));
+      const auto [s, l, n] = f(x);
+      const auto [es, el, en] = eager(ops, x);
+      CHECK(nax_test::same_bits(s, nax::tensor<float, a, b, c>(es)));
+      CHECK(nax_test::same_bits(l, nax::tensor<float, a, b, c>(el)));
+      CHECK(nax_test::same_bits(n, nax::tensor<float, a, b, c>(en)));
+    };
+    check_axis(std::type_identity<a>{});
+    check_axis(std::type_identity<b>{});
+    check_axis(std::type_identity<c>{});
   }
 }

@@ -1,4 +1,4 @@
-// Runtime softmax and layer_norm along every axis, against index loops in double.
+// Runtime softmax, log_softmax and layer_norm along every axis, against index loops in double.
 #include <nax/kernels/rows.hpp>
 
 #include <doctest/doctest.h>
@@ -33,15 +33,17 @@ struct geometry {
 };
 
 template <class T>
-std::vector<double> softmax_reference(const std::vector<T>& x, const geometry& g) {
+std::vector<double> softmax_reference(const std::vector<T>& x, const geometry& g, bool log) {
   std::vector<double> y(x.size());
   for (std::size_t o = 0; o < g.outer; ++o)
     for (std::size_t i = 0; i < g.inner; ++i) {
       double m = -1e300, s = 0;
       for (std::size_t k = 0; k < g.n; ++k) m = std::max(m, double(x[g.at(o, k, i)]));
       for (std::size_t k = 0; k < g.n; ++k) s += std::exp(double(x[g.at(o, k, i)]) - m);
-      for (std::size_t k = 0; k < g.n; ++k)
-        y[g.at(o, k, i)] = std::exp(double(x[g.at(o, k, i)]) - m) / s;
+      for (std::size_t k = 0; k < g.n; ++k) {
+        const double d = double(x[g.at(o, k, i)]) - m;
+        y[g.at(o, k, i)] = log ? d - std::log(s) : std::exp(d) / s;
+      }
     }
   return y;
 }
@@ -103,7 +105,13 @@ void check_shape(const std::vector<std::size_t>& ext, std::size_t axis) {
   k::run_softmax(p, x.data(), y.data());
   CHECK(y.back() == T(77));
   y.pop_back();
-  check_close(y, softmax_reference(x, g), rel, 0.0);
+  check_close(y, softmax_reference(x, g, false), rel, 0.0);
+
+  y.assign(size + 1, T(77));
+  k::run_log_softmax(p, x.data(), y.data());
+  CHECK(y.back() == T(77));
+  y.pop_back();
+  check_close(y, softmax_reference(x, g, true), rel, 50 * rel);
 
   const double eps = 1e-5;
   y.assign(size + 1, T(77));
@@ -189,14 +197,70 @@ TEST_CASE_TEMPLATE("streamed output rows: the bits of cached stores, at every al
   }
 }
 
-TEST_CASE("softmax in place") {
+TEST_CASE_TEMPLATE("along a middle axis, the bits of the same rows along the last", T, float,
+                   double) {
+  // Each row goes through the same row body whatever its stride: a block of columns, a partial
+  // one, and rows past the cached-row threshold.
+  for (const std::size_t n : {3, 37, 9000}) {
+    for (const std::size_t inner : {1, 5, 19}) {
+      CAPTURE(n);
+      CAPTURE(inner);
+      const std::vector<std::size_t> ext = {2, n, inner}, last = {2, inner, n};
+      const std::vector<T> x = pattern<T>(2 * n * inner, 8);
+      std::vector<T> xt(x.size());
+      for (std::size_t o = 0; o < 2; ++o)
+        for (std::size_t k = 0; k < n; ++k)
+          for (std::size_t i = 0; i < inner; ++i)
+            xt[(o * inner + i) * n + k] = x[(o * n + k) * inner + i];
+      const std::vector<T> gamma = pattern<T>(n, 2), beta = pattern<T>(n, 3);
+      const k::rows_plan p = k::plan_rows(nax::dtype_of<T>, ext, 1),
+                         pt = k::plan_rows(nax::dtype_of<T>, last, 2);
+      std::vector<T> y(x.size()), yt(x.size());
+      auto same_rows = [&] {
+        for (std::size_t o = 0; o < 2; ++o)
+          for (std::size_t k = 0; k < n; ++k)
+            for (std::size_t i = 0; i < inner; ++i) {
+              const T a = y[(o * n + k) * inner + i], b = yt[(o * inner + i) * n + k];
+              if (std::memcmp(&a, &b, sizeof(T)) != 0) return false;
+            }
+        return true;
+      };
+      k::run_softmax(p, x.data(), y.data());
+      k::run_softmax(pt, xt.data(), yt.data());
+      CHECK(same_rows());
+      k::run_log_softmax(p, x.data(), y.data());
+      k::run_log_softmax(pt, xt.data(), yt.data());
+      CHECK(same_rows());
+      k::run_layer_norm(p, x.data(), gamma.data(), beta.data(), 1e-5, y.data());
+      k::run_layer_norm(pt, xt.data(), gamma.data(), beta.data(), 1e-5, yt.data());
+      CHECK(same_rows());
+    }
+  }
+}
+
+TEST_CASE("softmax, log_softmax and layer_norm in place: the bits of out of place") {
   const std::vector<std::size_t> ext = {5, 33, 7};
+  const std::vector<float> gamma = pattern<float>(33, 2), beta = pattern<float>(33, 3);
   for (std::size_t axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
     const geometry g(ext, axis);
-    std::vector<float> x = pattern<float>(5 * 33 * 7, 7);
-    const std::vector<double> want = softmax_reference(x, g);
-    k::run_softmax(k::plan_rows(nax::dtype::f32, ext, axis), x.data(), x.data());
-    check_close(x, want, 2e-5, 0.0);
+    const k::rows_plan p = k::plan_rows(nax::dtype::f32, ext, axis);
+    const std::vector<float> x = pattern<float>(5 * 33 * 7, 7);
+    std::vector<float> out(x.size()), in_place = x;
+    k::run_softmax(p, x.data(), out.data());
+    k::run_softmax(p, in_place.data(), in_place.data());
+    CHECK(out == in_place);
+    check_close(in_place, softmax_reference(x, g, false), 2e-5, 0.0);
+    in_place = x;
+    k::run_log_softmax(p, x.data(), out.data());
+    k::run_log_softmax(p, in_place.data(), in_place.data());
+    CHECK(out == in_place);
+    if (axis == 1) {
+      in_place = x;
+      k::run_layer_norm(p, x.data(), gamma.data(), beta.data(), 1e-5, out.data());
+      k::run_layer_norm(p, in_place.data(), gamma.data(), beta.data(), 1e-5, in_place.data());
+      CHECK(out == in_place);
+    }
   }
 }
 

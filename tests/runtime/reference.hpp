@@ -298,8 +298,9 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
           if (n.kind() == g::op_kind::softmax) {
             double mx = -INFINITY, s = 0;
             for (double r : row) mx = std::max(mx, r);
-            for (double& r : row) s += (r = std::exp(r - mx));
-            for (double& r : row) r /= s;
+            for (double r : row) s += std::exp(r - mx);
+            for (double& r : row)
+              r = n.as<g::softmax_op>().log ? (r - mx) - std::log(s) : std::exp(r - mx) / s;
           } else {
             double mean = 0, var = 0;
             for (double r : row) mean += r;

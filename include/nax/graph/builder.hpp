@@ -98,6 +98,8 @@ class builder {
   NAX_RUNTIME_INLINE value transpose(value x, std::span<const axis_ref> perm);
 
   NAX_RUNTIME_INLINE value softmax(value x, axis_ref axis);
+  /// (x - max) - log(sum(exp(x - max))) along `axis`: one node, the typed log_softmax's kernel.
+  NAX_RUNTIME_INLINE value log_softmax(value x, axis_ref axis);
   NAX_RUNTIME_INLINE value layer_norm(value x, value gamma, value beta, axis_ref axis,
                                       double epsilon);
 
@@ -424,6 +426,10 @@ NAX_RUNTIME_INLINE value builder::transpose(value x, std::span<const axis_ref> p
 
 NAX_RUNTIME_INLINE value builder::softmax(value x, axis_ref axis) {
   return push(detail::infer_softmax(graph_, operand("softmax", x), axis));
+}
+
+NAX_RUNTIME_INLINE value builder::log_softmax(value x, axis_ref axis) {
+  return push(detail::infer_softmax(graph_, operand("log_softmax", x), axis, true));
 }
 
 NAX_RUNTIME_INLINE value builder::layer_norm(value x, value gamma, value beta, axis_ref axis,

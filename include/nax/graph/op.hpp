@@ -70,11 +70,14 @@ struct transpose_op {
   axis_list perm;
   friend bool operator==(const transpose_op&, const transpose_op&) = default;
 };
-/// Softmax along `axis`. One the softmax fusion pass recognized from primitives (`primitives`)
-/// keeps how they spelled it, and its kernel gives their bits (kernels/spelled_rows.hpp): the
-/// max subtracted or not, the sum divided into each exp or its reciprocal multiplied.
+/// Softmax along `axis`, or its logarithm (`log`: log_softmax, (x - max) - log(sum(exp(x -
+/// max))), from the same row kernel as the typed nax::log_softmax). One the softmax fusion pass
+/// recognized from primitives (`primitives`) keeps how they spelled it, and its kernel gives
+/// their bits (kernels/spelled_rows.hpp): the max subtracted or not, the sum divided into each
+/// exp or its reciprocal multiplied.
 struct softmax_op {
   std::uint32_t axis = 0;
+  bool log = false;
   bool primitives = false;
   bool subtract_max = true, divide = true;
   friend bool operator==(const softmax_op&, const softmax_op&) = default;
@@ -421,6 +424,7 @@ inline std::string op_label(const attributes& a) {
     return r->kind == arg_kind::argmax ? "argmax" : "argmin";
   if (const auto* r = a.get_if<random_op>())
     return "random_" + std::string(ops::name(r->distribution));
+  if (const auto* s = a.get_if<softmax_op>(); s && s->log) return "log_softmax";
   return std::string(name(kind_of(a)));
 }
 

@@ -160,13 +160,9 @@ inline value transpose(const value& x, std::initializer_list<axis_ref> perm) {
   return permute(x, perm);
 }
 inline value softmax(const value& x, axis_ref axis) { return x.owner().softmax(x, axis); }
-/// log_softmax(x, "vocab"): (x - max) - log(sum(exp(x - max))) along the axis, as
-/// nax::log_softmax<vocab>(x) computes it (reduce and elementwise nodes: the graph has no
-/// log_softmax op).
-inline value log_softmax(const value& x, axis_ref axis) {
-  const value shifted = x - max(x, {axis});
-  return shifted - log(sum(exp(shifted), {axis}));
-}
+/// log_softmax(x, "vocab"): (x - max) - log(sum(exp(x - max))) along the axis, one node run by
+/// nax::log_softmax<vocab>'s row kernel (the same bits).
+inline value log_softmax(const value& x, axis_ref axis) { return x.owner().log_softmax(x, axis); }
 inline value layer_norm(const value& x, const value& gamma, const value& beta, axis_ref axis,
                         double epsilon = 1e-5) {
   return x.owner().layer_norm(x, gamma, beta, axis, epsilon);

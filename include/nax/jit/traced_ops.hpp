@@ -414,8 +414,7 @@ requires(expression<X>&& detail::is_traced_v<X> && !detail::fails<Outcome>) auto
       v.owner().softmax(v, graph::axis_ref(A::name)));
 }
 
-/// nax::log_softmax on a traced operand: (x - max) - log(sum(exp(x - max))), the typed op's
-/// formula, as reduce and fused nodes (the graph has no log_softmax op).
+/// nax::log_softmax on a traced operand: a log_softmax node (the typed op's row kernel).
 template <class A, class X, class Outcome = axes_missing_from<X, A>>
 requires(expression<X>&& detail::is_traced_v<X> &&
          !detail::fails<Outcome>) auto log_softmax(X&& x) {
@@ -424,9 +423,9 @@ requires(expression<X>&& detail::is_traced_v<X> &&
                                 error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
   static_assert(std::is_floating_point_v<typename E::value_type>,
                 "nax::log_softmax needs floating-point elements");
-  const auto t = detail::to_traced(x);
-  const auto shifted = nax::eval(t - nax::max<A>(t));
-  return nax::eval(shifted - nax::log(nax::sum<A>(nax::exp(shifted))));
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<typename E::value_type, typename E::axes_type>(
+      v.owner().log_softmax(v, graph::axis_ref(A::name)));
 }
 
 /// nax::layer_norm on a traced operand: a layer_norm node (gamma and beta: traced values over

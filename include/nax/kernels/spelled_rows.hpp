@@ -179,7 +179,7 @@ struct column_chunk {
   }
 };
 
-// Vectors per column chunk (plan_rows' chunks are at most max_chunk_bytes wide).
+// Vectors per column chunk (plan_spelled_rows' chunks are at most max_chunk_bytes wide).
 template <class V>
 inline constexpr std::size_t max_chunk_vectors = max_chunk_bytes / sizeof(V) / simd::width<V>;
 
@@ -281,6 +281,11 @@ inline spelled_rows_plan plan_spelled_rows(nax::dtype type, std::span<const std:
                                            std::size_t axis, ops::reduce_kind first) {
   spelled_rows_plan p;
   p.rows = plan_rows(type, extents, axis);
+  // Along another axis than the last, a vector lane per column (not the op kernels' staging).
+  if (p.rows.inner > 1 && p.rows.items > 0) {
+    const std::size_t w = type == dtype::f32 ? simd::width<float> : simd::width<double>;
+    detail::split_columns(p.rows, detail::max_chunk_bytes / size_of(type), w);
+  }
   const std::size_t reduced[1] = {axis};
   p.reduce = plan_reduce(type, first, extents, reduced);
   return p;

@@ -9,8 +9,8 @@
 
 namespace nax::NAX_ISA::graph::detail {
 
-/// The node of softmax of node x of g along `axis` (f32 or f64).
-NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis);
+/// The node of softmax (or, with `log`, log_softmax) of node x of g along `axis` (f32 or f64).
+NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis, bool log = false);
 
 /// The node of layer_norm of node x of g along `axis`, scaled by gamma and shifted by beta
 /// (each x's element type over that axis alone).
@@ -27,12 +27,14 @@ NAX_RUNTIME_INLINE node infer_layer_norm(const ir& g, node_id x, node_id gamma, 
 
 namespace nax::NAX_ISA::graph::detail {
 
-NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis) {
+NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis, bool log) {
+  const std::string_view op = log ? "log_softmax" : "softmax";
   const nax::shape& xs = g[x].shape;
   if (!ops::is_floating(xs.dtype()))
-    nax::detail::throw_shape_error("nax::graph::softmax: needs f32 or f64, not ", name(xs.dtype()));
+    nax::detail::throw_shape_error("nax::graph::", op, ": needs f32 or f64, not ",
+                                   name(xs.dtype()));
   node n;
-  n.op = softmax_op{static_cast<std::uint32_t>(resolve_axis("softmax", 0, xs, axis))};
+  n.op = softmax_op{.axis = static_cast<std::uint32_t>(resolve_axis(op, 0, xs, axis)), .log = log};
   n.inputs.push_back(x);
   n.shape = xs;
   return n;

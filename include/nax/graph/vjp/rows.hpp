@@ -1,6 +1,7 @@
 #pragma once
 // The VJPs of the row ops, in closed form (not re-derived through primitives):
 //   softmax y along an axis:  dx = y (dy - sum(dy y))
+//   log_softmax y:            dx = dy - exp(y) sum(dy)
 //   layer_norm, x^ = (x - mean) r with r = 1 / sqrt(var + eps), y = x^ gamma + beta:
 //     g = dy gamma,  dx = r (g - mean(g) - x^ mean(g x^)),
 //     dgamma = sum of dy x^ and dbeta = sum of dy over every axis but the normalized one.
@@ -22,7 +23,12 @@ inline value along_and_back(ops::reduce_kind kind, const value& v, std::uint32_t
 }
 
 inline void vjp_softmax(const vjp_context& c) {
-  const std::uint32_t axis = c.n.as<softmax_op>().axis;
+  const softmax_op& op = c.n.as<softmax_op>();
+  const std::uint32_t axis = op.axis;
+  if (op.log) {
+    c.give(0, c.dy - graph::exp(c.y) * along_and_back(ops::reduce_kind::sum, c.dy, axis));
+    return;
+  }
   const value dot = along_and_back(ops::reduce_kind::sum, c.dy * c.y, axis);
   c.give(0, c.y * (c.dy - dot));
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The step of softmax along one axis: a builder's softmax runs the row kernel (kernels/rows.hpp);
-// one the softmax fusion pass recognized from primitives, the spelled kernel
-// (kernels/spelled_rows.hpp), which gives the primitives' bits.
+// The step of softmax (or log_softmax) along one axis: a builder's runs the row kernel
+// (kernels/rows.hpp), the typed layer's; one the softmax fusion pass recognized from primitives,
+// the spelled kernel (kernels/spelled_rows.hpp), which gives the primitives' bits.
 
 #include <memory>
 #include <span>
@@ -34,16 +34,20 @@ namespace detail {
 
 class softmax_step final : public kernels::step_kernel, public arena_allocated {
  public:
-  softmax_step(kernels::rows_plan plan, graph::value_index in, graph::value_index out)
-      : plan_(std::move(plan)), in_(in), out_(out) {}
+  softmax_step(kernels::rows_plan plan, bool log, graph::value_index in, graph::value_index out)
+      : plan_(std::move(plan)), log_(log), in_(in), out_(out) {}
   softmax_step(const softmax_step& like, graph::value_index in, graph::value_index out)
-      : plan_(like.plan_), in_(in), out_(out) {}
+      : plan_(like.plan_), log_(like.log_), in_(in), out_(out) {}
   void run(void* const* values, std::byte*) const override {
-    kernels::run_softmax(plan_, values[in_], values[out_]);
+    if (log_)
+      kernels::run_log_softmax(plan_, values[in_], values[out_]);
+    else
+      kernels::run_softmax(plan_, values[in_], values[out_]);
   }
 
  private:
   kernels::rows_plan plan_;
+  bool log_;
   graph::value_index in_, out_;
 };
 
@@ -79,7 +83,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
             op.subtract_max ? ops::reduce_kind::max : ops::reduce_kind::sum)),
         kernels::softmax_spelling{op.subtract_max, op.divide}, s.args[0], s.result);
   return std::make_unique<detail::softmax_step>(
-      kernels::plan_rows(out.dtype(), extents_of(out), op.axis), s.args[0], s.result);
+      kernels::plan_rows(out.dtype(), extents_of(out), op.axis), op.log, s.args[0], s.result);
 }
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
