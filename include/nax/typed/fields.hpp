@@ -53,7 +53,7 @@
 #define NAX_DETAIL_FIELD_TYPE(f) using nax_field_type_##f = decltype(f);
 #define NAX_DETAIL_MAPPED_FIELD(f) ::nax::mapped_t<nax_field_type_##f, NaxMap> f;
 #define NAX_DETAIL_ZIP_FIELD(f) nax_f(#f, f, nax_ys.f...);
-#define NAX_DETAIL_BUILD_FIELD(f) nax_f(#f, f),
+#define NAX_DETAIL_BUILD_FIELD(f) nax_f(::std::string_view(#f), f),
 
 // The members NAX_FIELDS declares (in the struct and in its mirror): the field names in order;
 // nax_zip_fields(f, ys...), which calls f(name, field, ys.field...) for each field in order (ys
@@ -143,9 +143,20 @@ using mapped_t = typename detail::mapped_impl<X, Map>::type;
 
 namespace detail {
 
-inline void append_path(std::string& path, std::string_view part) {
+// The path's steps and the walk's one error: out of line (one copy per program, not inlined at
+// each of the walks' many instantiations: a model file compiles them once).
+[[gnu::noinline]] inline void append_path(std::string& path, std::string_view part) {
   if (!path.empty()) path.push_back('.');
   path.append(part);
+}
+[[gnu::noinline]] inline void append_index(std::string& path, std::size_t i) {
+  append_path(path, std::to_string(i));
+}
+[[noreturn, gnu::noinline]] inline void throw_element_count(const char* what,
+                                                            const std::string& path,
+                                                            std::size_t got, std::size_t want) {
+  nax::detail::throw_shape_error(what, ": '", path.empty() ? "(the whole)" : path, "' has ", got,
+                                 " elements where ", want, " were expected");
 }
 
 /// Walks x and the same-shaped ys (mirrors of x's type, or x's type) in step, calling
@@ -166,16 +177,13 @@ void walk_fields(std::string& path, const char* what, F&& f, X& x, Y&... ys) {
   } else if constexpr (is_std_vector_v<plain> || is_std_array_v<plain>) {
     if constexpr (is_std_vector_v<plain>) {
       auto check = [&](const auto& y) {
-        if (y.size() != x.size())
-          nax::detail::throw_shape_error(what, ": '", path.empty() ? "(the whole)" : path,
-                                         "' has ", y.size(), " elements where ", x.size(),
-                                         " were expected");
+        if (y.size() != x.size()) throw_element_count(what, path, y.size(), x.size());
       };
       (check(ys), ...);
     }
     for (std::size_t i = 0; i < x.size(); ++i) {
       const std::size_t at = path.size();
-      append_path(path, std::to_string(i));
+      append_index(path, i);
       walk_fields(path, what, f, x[i], ys[i]...);
       path.resize(at);
     }
@@ -188,9 +196,12 @@ void walk_fields(std::string& path, const char* what, F&& f, X& x, Y&... ys) {
 template <class Map, class X, class Make>
 mapped_t<X, Map> build_mirror(std::string& path, const X& x, Make& make) {
   using M = mapped_t<X, Map>;
-  auto at_part = [&](std::string_view part, const auto& field) {
+  auto at_part = [&](const auto& part, const auto& field) {  // a field's name or an index
     const std::size_t at = path.size();
-    append_path(path, part);
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(part)>, std::size_t>)
+      append_index(path, part);
+    else
+      append_path(path, part);
     auto r = build_mirror<Map>(path, field, make);
     path.resize(at);
     return r;
@@ -200,11 +211,11 @@ mapped_t<X, Map> build_mirror(std::string& path, const X& x, Make& make) {
   } else if constexpr (is_std_vector_v<X>) {
     M out;
     out.reserve(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) out.push_back(at_part(std::to_string(i), x[i]));
+    for (std::size_t i = 0; i < x.size(); ++i) out.push_back(at_part(i, x[i]));
     return out;
   } else if constexpr (is_std_array_v<X>) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return M{at_part(std::to_string(I), x[I])...};
+      return M{at_part(std::size_t{I}, x[I])...};
     }
     (std::make_index_sequence<std::tuple_size_v<X>>{});
   } else {
