@@ -2,8 +2,11 @@
 // the eager typed code's. Multi-head attention written with split and merge.
 #include "jit_helpers.hpp"
 
+#include <nax/graph/ops.hpp>
+
 #include <array>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 using namespace jit_test;
@@ -54,6 +57,24 @@ TEST_CASE("jit: slice and concat") {
   CHECK_THROWS_WITH_AS(nax::jit([](auto x) { return nax::slice<hidden>(x, 4, 2); },
                                 nax::input<float, batch, hidden>("x")),
                        "slice of axis 'hidden': [4, 2) is out of range [0, 2)", nax::shape_error);
+}
+
+TEST_CASE("jit: a slice of compile-time bounds is the builder's slice, its axis static") {
+  const auto middle = [](auto x) { return nax::slice<hidden, 4, 12>(x * 2.0f); };
+  auto f = nax::jit(middle, nax::input<float, batch, hidden>("x"));
+  nax::tensor<float, batch, hidden> x{batch(3)};
+  fill(x, 13);
+  const auto y = f(x);
+  static_assert(std::is_same_v<decltype(y), const nax::tensor<float, batch, nax::axis<"hidden", 8>>>);
+  const nax::tensor<float, batch, nax::axis<"hidden", 8>> want = eager(middle, x);
+  CHECK(std::equal(y.begin(), y.end(), want.begin()));
+  // The builder's graph of the same function.
+  g::builder b;
+  const g::value p = b.parameter("x", nax::shape_of<float, batch, hidden>());
+  const g::value s = g::slice(p * 2.0, "hidden", 4, 12);
+  CHECK(s.shape()[1].extent() == 8);
+  CHECK(s.shape()[1].is_static());
+  CHECK(g::compile(b, {s}).to_dot() == f.executable().to_dot());
 }
 
 TEST_CASE("jit: multi-head self-attention with split, rename and merge keys on batch and seq") {

@@ -69,6 +69,25 @@ TEST_CASE("slice: a view of a tensor, an offset node on an expression") {
                        "slice of axis 'c': [3, 2) is out of range [0, 4)", nax::shape_error);
 }
 
+TEST_CASE("slice with bounds known at compile time: the axis static, of extent End - Begin") {
+  nax::tensor<int, a_ax, c_ax> x(a_ax{5});
+  iota(x);
+  auto s = nax::slice<a_ax, 1, 4>(x);  // a dynamic axis: static in the result, int-typed
+  static_assert(std::is_same_v<decltype(s), nax::tensor_view<int, nax::axis<"a", 3>, c_ax>>);
+  CHECK(s.data() == x.data() + 4);
+  CHECK(s(2, 3) == x(3, 3));
+  auto t = nax::slice<c_ax, 1, 3>(x * 10);  // on an expression, a static axis keeps its type
+  static_assert(std::is_same_v<decltype(nax::eval(t)), nax::tensor<int, a_ax, nax::axis<"c", 2>>>);
+  const nax::tensor<int, a_ax, nax::axis<"c", 2>> u = t;
+  CHECK(u(4, 1) == 10 * x(4, 2));
+  // The same entries as the slice of run-time bounds.
+  const nax::tensor<int, a_ax, nax::axis<"c", nax::upto(4)>> w = nax::slice<c_ax>(x * 10, 1, 3);
+  for (std::size_t i = 0; i < 5; ++i)
+    for (std::size_t j = 0; j < 2; ++j) CHECK(u(i, j) == w(i, j));
+  CHECK_THROWS_WITH_AS((nax::slice<a_ax, 2, 6>(x)),
+                       "slice of axis 'a': [2, 6) is out of range [0, 5)", nax::shape_error);
+}
+
 TEST_CASE("concat joins along one axis, in the first operand's order") {
   nax::tensor<float, a_ax, b_ax> x(a_ax{2}, b_ax{3});
   nax::tensor<float, b_ax, a_ax> y(a_ax{4}, b_ax{3});

@@ -210,7 +210,8 @@ requires(expression<X>&& detail::is_traced_v<X>) auto merge(X&& x) {
   return detail::make_traced<typename E::value_type, out>(m);
 }
 
-/// nax::slice on a traced operand: a slice node [begin, end) (static in the graph).
+/// nax::slice on a traced operand: a slice node [begin, end) (static in the graph; the typed
+/// result's axis dynamic, as the eager slice's: bounds given as values).
 template <class A, class X>
 requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x, std::size_t begin,
                                                             std::size_t end) {
@@ -226,6 +227,30 @@ requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x, std::size_t b
                              detail::replace_axis<L, own, detail::sliced_axis<own>>>(
       v.owner().slice(v, graph::axis_ref(A::name), static_cast<std::int64_t>(begin),
                       static_cast<std::int64_t>(end)));
+}
+
+/// nax::slice<A, Begin, End> on a traced operand: the same slice node, its axis static in the
+/// typed result too.
+template <class A, std::size_t Begin, std::size_t End, class X>
+requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x) {
+  using E = std::remove_cvref_t<X>;
+  using L = typename E::axes_type;
+  // An error here means x has no axis named like A.
+  static_assert(detail::require<axes_contains_v<L, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  using own = axes_get<L, A>;
+  // An error here means the slice holds nothing, or reaches past A's static extent or bound.
+  static_assert(Begin < End,
+                "nax::slice<A, Begin, End>: End must be past Begin (a static axis "
+                "has a positive extent; slice<A>(x, begin, end) may be empty)");
+  static_assert(own::bound == unbounded || End <= own::bound,
+                "nax::slice<A, Begin, End>: End is past the axis's extent or bound");
+  const graph::value v = detail::lower(x);
+  return detail::make_traced<
+      typename E::value_type,
+      detail::replace_axis<L, own, detail::static_sliced_axis<own, End - Begin>>>(
+      v.owner().slice(v, graph::axis_ref(A::name), static_cast<std::int64_t>(Begin),
+                      static_cast<std::int64_t>(End)));
 }
 
 namespace detail {

@@ -161,6 +161,13 @@ template <class A>
 using sliced_axis = std::conditional_t<A::bound == unbounded, axis<A::fixed_name, dynamic>,
                                        axis<A::fixed_name, upto(A::bound)>>;
 
+/// The axis a slice of A with bounds known at compile time has: static, of extent N, in A's
+/// integer type where A is static (so that it is the axis a user declares), else int.
+template <class A, std::size_t N>
+using static_sliced_axis =
+    axis<A::fixed_name,
+         static_cast<std::conditional_t<A::is_static, decltype(A::extent_spec), int>>(N)>;
+
 inline void check_slice(std::string_view name, std::size_t begin, std::size_t end,
                         std::size_t extent) {
   if (begin > end || end > extent)
@@ -168,11 +175,11 @@ inline void check_slice(std::string_view name, std::size_t begin, std::size_t en
                       extent, ")");
 }
 
-template <class A, class E>
+template <class A, class E, class R = sliced_axis<A>>
 class slice_node : public expression_base {
  public:
   using value_type = typename E::value_type;
-  using axes_type = replace_axis<typename E::axes_type, A, sliced_axis<A>>;
+  using axes_type = replace_axis<typename E::axes_type, A, R>;
   using lane_type = typename E::lane_type;
   slice_node(E e, std::size_t begin, std::size_t end) : e_(std::move(e)), begin_(begin), end_(end) {
     check_slice(A::name, begin, end, e_.template extent<A>());
@@ -198,13 +205,13 @@ class slice_node : public expression_base {
   std::size_t begin_, end_;
 };
 
-template <class A, class T, class... Axes>
+template <class A, class R = sliced_axis<A>, class T, class... Axes>
 auto slice_view(const tensor_view<T, Axes...>& v, std::size_t begin, std::size_t end) {
   constexpr std::size_t k = axes_index_of_v<axes<Axes...>, A>;
   check_slice(A::name, begin, end, v.extent(k));
   auto ext = extents_array(v);
   ext[k] = end - begin;
-  return make_view<replace_axis<axes<Axes...>, A, sliced_axis<A>>>(
+  return make_view<replace_axis<axes<Axes...>, A, R>>(
       v.data() + static_cast<std::ptrdiff_t>(begin) * v.strides()[k], ext, v.strides());
 }
 
@@ -343,6 +350,34 @@ auto slice(X&& x, std::size_t begin, std::size_t end) {
   } else {
     return detail::slice_node<own, E>(
         detail::as_expression<typename E::value_type>(std::forward<X>(x)), begin, end);
+  }
+}
+
+/// The entries [Begin, End) of x along axis A, bounds known at compile time: the axis becomes
+/// static, of extent End - Begin (as the graph builder's slice of constant bounds makes it).
+/// nax::shape_error if End exceeds x's extent along A at run time; a compile error where A's
+/// extent or bound is static and End exceeds it, or End is not past Begin (use
+/// slice<A>(x, begin, end) for an empty slice: its axis is dynamic).
+template <class A, std::size_t Begin, std::size_t End, class X>
+requires expression<X>
+auto slice(X&& x) {
+  using E = detail::expression_of<X>;
+  // An error here means x has no axis named like A.
+  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
+                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
+  using own = axes_get<typename E::axes_type, A>;
+  // An error here means the slice holds nothing, or reaches past A's static extent or bound.
+  static_assert(Begin < End,
+                "nax::slice<A, Begin, End>: End must be past Begin (a static axis "
+                "has a positive extent; slice<A>(x, begin, end) may be empty)");
+  static_assert(own::bound == unbounded || End <= own::bound,
+                "nax::slice<A, Begin, End>: End is past the axis's extent or bound");
+  using R = detail::static_sliced_axis<own, End - Begin>;
+  if constexpr (detail::is_view_like_v<X&&>) {
+    return detail::slice_view<own, R>(detail::view_of(std::forward<X>(x)), Begin, End);
+  } else {
+    return detail::slice_node<own, E, R>(
+        detail::as_expression<typename E::value_type>(std::forward<X>(x)), Begin, End);
   }
 }
 
