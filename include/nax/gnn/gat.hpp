@@ -23,6 +23,7 @@
 #include <nax/core/shape_error.hpp>
 #include <nax/exec/thread_pool.hpp>
 #include <nax/gnn/csr.hpp>
+#include <nax/kernels/online_softmax.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/typed/creation.hpp>
 #include <nax/typed/tensor.hpp>
@@ -59,16 +60,10 @@ void attend(T* row, const T* x, std::size_t heads, std::size_t k, std::size_t f,
     double s = src_half[u * heads + k] + dst_half;
     s = s > 0 ? s : s * slope;
     // A new maximum rescales what is summed so far (its own weight is then exp(0) = 1).
-    double scale = 1, p = 1;
-    if (s > most) {
-      scale = std::exp(most - s);
-      most = s;
-    } else {
-      p = std::exp(s - most);
-    }
-    total = total * scale + p;
-    weights[2 * j] = static_cast<T>(scale);
-    weights[2 * j + 1] = static_cast<T>(p);
+    const nax::detail::online_weights<double> ws =
+        nax::detail::online_softmax_step(s, most, total, [](double d) { return std::exp(d); });
+    weights[2 * j] = static_cast<T>(ws.scale);
+    weights[2 * j + 1] = static_cast<T>(ws.weight);
   }
   const auto from = [&](std::size_t j, std::size_t i) {
     return x + (static_cast<std::size_t>(sources[begin + j]) * heads + k) * f + i;

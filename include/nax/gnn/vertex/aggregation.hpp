@@ -32,6 +32,7 @@
 #include <nax/core/isa.hpp>
 #include <nax/gnn/vertex/leaf.hpp>
 #include <nax/gnn/vertex/ops.hpp>
+#include <nax/kernels/online_softmax.hpp>
 #include <nax/simd/arch.hpp>
 #include <nax/simd/math.hpp>
 
@@ -539,17 +540,10 @@ class softmax_aggregation
       T most = lowest, total = 0;
       for (std::size_t e = begin; e < end; ++e) {
         visit<B * w>(g, v, e, end, i);
-        const T s = s_.template scalar<Inner>(0);
         // A new maximum rescales what is summed so far; one exp per edge.
-        T scale = 1, p = 1;
-        if (s > most) {
-          scale = simd::exp(most - s);
-          most = s;
-        } else {
-          p = simd::exp(s - most);
-        }
-        total = total * scale + p;
-        const U sv(scale), pv(p);
+        const nax::detail::online_weights<T> ws =
+            nax::detail::online_softmax_step(s_.template scalar<Inner>(0), most, total, exp_of);
+        const U sv(ws.scale), pv(ws.weight);
         for (std::size_t j = 0; j < B; ++j) acc[j] = acc[j] * sv + pv * value<U>(i + j * w);
       }
       if (most_out) {
@@ -571,14 +565,9 @@ class softmax_aggregation
       for (std::size_t e = begin; e < end; ++e) {
         visit<B * w>(g, v, e, end, i);
         for (std::size_t j = 0; j < B; ++j) {
-          const U s = score<U>(i + j * w);
-          const auto up = s > most[j];
-          const U d = if_then(up, most[j] - s, s - most[j]);
-          const U ex = simd::exp(d);
-          const U scale = if_then(up, ex, U(T(1))), p = if_then(up, U(T(1)), ex);
-          most[j] = if_then(up, s, most[j]);
-          total[j] = total[j] * scale + p;
-          acc[j] = acc[j] * scale + p * value<U>(i + j * w);
+          const nax::detail::online_weights<U> ws =
+              nax::detail::online_softmax_step(score<U>(i + j * w), most[j], total[j], exp_of);
+          acc[j] = acc[j] * ws.scale + ws.weight * value<U>(i + j * w);
         }
       }
       for (std::size_t j = 0; j < B; ++j) {
@@ -592,13 +581,8 @@ class softmax_aggregation
       }
     }
   }
-  template <class M, class U>
-  static U if_then(const M& m, const U& a, const U& b) {
-    if constexpr (simd::is_vec_v<U>)
-      return xsimd::select(m, a, b);
-    else
-      return m ? a : b;
-  }
+  // The scores' exponential in the online softmax: nax's, of a vector or a scalar.
+  static constexpr auto exp_of = [](const auto& x) { return simd::exp(x); };
 
   S s_;
   X x_;
