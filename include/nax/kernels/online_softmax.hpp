@@ -5,8 +5,10 @@
 // s's weight is exp(s - most). The step returns both factors, for callers that accumulate
 // weighted values beside the sum (acc = acc * scale + weight * value: the GAT kernel, the vertex
 // programs' softmax_sum). Scalars branch; SIMD vectors select lane by lane, with the same bits as
-// the scalar form in each lane. The row kernels' long rows keep a form of their own
-// (softmax_row::online): a padded lane there must add nothing to the sum.
+// the scalar form in each lane (the sum's product rounded on its own, simd::op_result: a
+// compiler may fuse a scalar `a * b + c` into one multiply-add but not the vector one). The row
+// kernels' long rows keep a form of their own (softmax_row::online): a padded lane there must add
+// nothing to the sum.
 
 #include <nax/core/isa.hpp>
 #include <nax/simd/arch.hpp>
@@ -28,7 +30,7 @@ online_weights<U> online_softmax_step(const U& s, U& most, U& total, Exp exp) {
     const U one(typename U::value_type(1));
     const online_weights<U> w{xsimd::select(up, e, one), xsimd::select(up, one, e)};
     most = xsimd::select(up, s, most);
-    total = total * w.scale + w.weight;
+    total = simd::op_result(total * w.scale) + w.weight;
     return w;
   } else {
     online_weights<U> w{U(1), U(1)};
@@ -38,7 +40,7 @@ online_weights<U> online_softmax_step(const U& s, U& most, U& total, Exp exp) {
     } else {
       w.weight = exp(s - most);
     }
-    total = total * w.scale + w.weight;
+    total = simd::op_result(total * w.scale) + w.weight;
     return w;
   }
 }
