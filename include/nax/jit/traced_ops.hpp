@@ -239,12 +239,7 @@ requires(expression<X>&& detail::is_traced_v<X>) auto slice(X&& x) {
   static_assert(detail::require<axes_contains_v<L, A>,
                                 error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
   using own = axes_get<L, A>;
-  // An error here means the slice holds nothing, or reaches past A's static extent or bound.
-  static_assert(Begin < End,
-                "nax::slice<A, Begin, End>: End must be past Begin (a static axis "
-                "has a positive extent; slice<A>(x, begin, end) may be empty)");
-  static_assert(own::bound == unbounded || End <= own::bound,
-                "nax::slice<A, Begin, End>: End is past the axis's extent or bound");
+  static_assert(detail::check_static_slice<own, Begin, End>());
   const graph::value v = detail::lower(x);
   return detail::make_traced<
       typename E::value_type,

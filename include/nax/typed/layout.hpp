@@ -168,6 +168,19 @@ using static_sliced_axis =
     axis<A::fixed_name,
          static_cast<std::conditional_t<A::is_static, decltype(A::extent_spec), int>>(N)>;
 
+/// The compile-time checks of a slice of A with bounds [Begin, End) in the type (the typed and
+/// the traced slice), in a static_assert where it is used, so that they come first.
+template <class A, std::size_t Begin, std::size_t End>
+constexpr bool check_static_slice() {
+  // An error here means the slice holds nothing, or reaches past A's static extent or bound.
+  static_assert(Begin < End,
+                "nax::slice<A, Begin, End>: End must be past Begin (a static axis "
+                "has a positive extent; slice<A>(x, begin, end) may be empty)");
+  static_assert(A::bound == unbounded || End <= A::bound,
+                "nax::slice<A, Begin, End>: End is past the axis's extent or bound");
+  return true;
+}
+
 inline void check_slice(std::string_view name, std::size_t begin, std::size_t end,
                         std::size_t extent) {
   if (begin > end || end > extent)
@@ -366,12 +379,7 @@ auto slice(X&& x) {
   static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
                                 error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
   using own = axes_get<typename E::axes_type, A>;
-  // An error here means the slice holds nothing, or reaches past A's static extent or bound.
-  static_assert(Begin < End,
-                "nax::slice<A, Begin, End>: End must be past Begin (a static axis "
-                "has a positive extent; slice<A>(x, begin, end) may be empty)");
-  static_assert(own::bound == unbounded || End <= own::bound,
-                "nax::slice<A, Begin, End>: End is past the axis's extent or bound");
+  static_assert(detail::check_static_slice<own, Begin, End>());
   using R = detail::static_sliced_axis<own, End - Begin>;
   if constexpr (detail::is_view_like_v<X&&>) {
     return detail::slice_view<own, R>(detail::view_of(std::forward<X>(x)), Begin, End);
