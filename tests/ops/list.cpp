@@ -3,13 +3,11 @@
 #include <nax/ops/elementwise.hpp>
 #include <nax/ops/list.hpp>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <doctest/doctest.h>
 #include <boost/mp11/algorithm.hpp>
+#include "support/source_file.hpp"
 
 TEST_CASE("ids, names and find agree") {
   // A few ops by name; the count is not pinned (a new op is its body plus one line).
@@ -49,18 +47,11 @@ TEST_CASE("every op's body has its line's name and arity, and takes that many op
 }
 
 TEST_CASE("every op of the list has its row in docs/ops.md") {
-  // The repository's root comes from the environment (tests/CMakeLists.txt sets it for CTest), not
-  // from the command line: a path compiled in would make every build directory's objects differ.
-  const char* root = std::getenv("NAX_SOURCE_DIR");
-  REQUIRE_MESSAGE(root != nullptr, "NAX_SOURCE_DIR (the repository's root) is not set");
-  std::ifstream in(std::string(root) + "/docs/ops.md");
-  REQUIRE_MESSAGE(in, root << "/docs/ops.md cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = nax_test::source_file("docs/ops.md");
   for (std::size_t i = 0; i < nax::ops::count; ++i) {
     const std::string row =
         "| `" + std::string(nax::ops::name(static_cast<nax::ops::id>(i))) + "` |";
     CAPTURE(row);
-    CHECK(text.str().find(row) != std::string::npos);
+    CHECK(text.find(row) != std::string::npos);
   }
 }

@@ -46,6 +46,7 @@ inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt,
 #if NAX_RUNTIME_DEFINITIONS
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/differentiable_kernel.hpp>
@@ -100,43 +101,30 @@ inline void vjp_external(const vjp_context& c, const differentiable_kernel& k) {
   }
 }
 
-// Node n's VJP: its operands' cotangents from its own (c.dy).
+inline std::string no_vjp_message(const node& n, node_id v) {
+  return nax::detail::message("nax::graph::grad: no VJP for ", node_label(n), " of shape ",
+                              n.shape.to_string(), " (node ", v, ")");
+}
+
+// Node n's VJP: its operands' cotangents from its own (c.dy), by its op's record
+// (graph/op_record.hpp). An error here naming an op struct means its record says
+// gradient_rule::vjp and graph/vjp/ has no vjp(const X_op&, const vjp_context&).
 inline void vjp_of(const vjp_context& c) {
   if (const differentiable_kernel* k = differentiable(c.n)) return vjp_external(c, *k);
-  switch (c.n.kind()) {
-    case op_kind::elementwise: return vjp_elementwise(c);
-    case op_kind::reduce: return vjp_reduce(c);
-    case op_kind::dot_general: return vjp_dot_general(c);
-    case op_kind::transpose: return vjp_transpose(c);
-    case op_kind::reshape: return vjp_reshape(c);
-    case op_kind::broadcast: return vjp_broadcast(c);
-    case op_kind::slice: return vjp_slice(c);
-    case op_kind::concat: return vjp_concat(c);
-    case op_kind::dynamic_slice: return vjp_dynamic_slice(c);
-    case op_kind::dynamic_update_slice: return vjp_dynamic_update_slice(c);
-    case op_kind::take: return vjp_take(c);
-    case op_kind::convert: return vjp_convert(c);
-    case op_kind::scatter_add: return vjp_scatter_add(c);
-    case op_kind::set_dimension_size: return vjp_set_dimension_size(c);
-    case op_kind::softmax: return vjp_softmax(c);
-    case op_kind::layer_norm: return vjp_layer_norm(c);
-    // No operand, or none that carries a gradient (argmax's result is an integer).
-    case op_kind::parameter:
-    case op_kind::constant:
-    case op_kind::iota:
-    case op_kind::random:
-    case op_kind::arg_reduce:
-    case op_kind::dimension_size: return;
-    // nax::jit's expressions with a cast or a tensor of their own are one external node; the
-    // fusion passes' nodes never reach a builder.
-    case op_kind::external:
-    case op_kind::fused_elementwise:
-    case op_kind::fused_dense:
-    case op_kind::fused_reduce:
-    case op_kind::extra_result: break;
-  }
-  nax::detail::throw_shape_error("nax::graph::grad: no VJP for ", node_label(c.n), " of shape ",
-                                 c.n.shape.to_string(), " (node ", c.y.id(), ")");
+  c.n.op.visit([&](const auto& op) {
+    using op_struct = std::remove_cvref_t<decltype(op)>;
+    if constexpr (op_struct::record.gradient == gradient_rule::vjp)
+      vjp(op, c);
+    else if constexpr (op_struct::record.gradient == gradient_rule::refused)
+      nax::detail::throw_shape_error(no_vjp_message(c.n, c.y.id()));
+  });
+}
+
+// An op with a VJP has it for every node of it, unless an overload on its struct (graph/vjp/)
+// says otherwise.
+template <class Op>
+std::string vjp_refusal(const Op&, const builder&, const node&) {
+  return {};
 }
 
 // Why node v has no VJP, or "" when it has one. grad asks this of every node it will visit
@@ -144,23 +132,13 @@ inline void vjp_of(const vjp_context& c) {
 inline std::string vjp_refusal(const builder& b, node_id v) {
   const node& n = b.at(v);
   if (differentiable(n)) return "";
-  switch (n.kind()) {
-    case op_kind::external:
-    case op_kind::fused_elementwise:
-    case op_kind::fused_dense:
-    case op_kind::fused_reduce:
-    case op_kind::extra_result:
-      return nax::detail::message("nax::graph::grad: no VJP for ", node_label(n), " of shape ",
-                                  n.shape.to_string(), " (node ", v, ")");
-    case op_kind::concat: return vjp_concat_refusal(n.shape, n.as<concat_op>().axis);
-    case op_kind::set_dimension_size:
-      return vjp_set_dimension_size_refusal(b.at(n.inputs[0]).shape,
-                                            n.as<set_dimension_size_op>().axis);
-    case op_kind::dynamic_update_slice:
-      return vjp_dynamic_update_slice_refusal(b.at(n.inputs[1]).shape,
-                                              n.as<dynamic_update_slice_op>().axis);
-    default: return {};
-  }
+  return n.op.visit([&](const auto& op) -> std::string {
+    using op_struct = std::remove_cvref_t<decltype(op)>;
+    if constexpr (op_struct::record.gradient == gradient_rule::refused)
+      return no_vjp_message(n, v);
+    else
+      return vjp_refusal(op, b, n);
+  });
 }
 
 // grad's body: the seeds are dys, or ones (rank-0 losses) made only once everything is checked.

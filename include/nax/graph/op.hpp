@@ -1,8 +1,9 @@
 #pragma once
 // What a node of the runtime graph computes: its op and that op's attributes, one struct per
-// kind of op. A node holds exactly one of these (graph::attributes, a tagged union); its kind is
-// which one. Elementwise ops are not redefined here: a node names one by its nax::ops::id, so the
-// runtime runs the very bodies the typed evaluator runs.
+// kind of op, each with its record (graph/op_record.hpp: its name and the rules autodiff, the
+// pipeline chains and level 2 read). A node holds exactly one of these (graph::attributes, a
+// tagged union); its kind is which one. Elementwise ops are not redefined here: a node names one
+// by its nax::ops::id, so the runtime runs the very bodies the typed evaluator runs.
 
 #include <bit>
 #include <cstddef>
@@ -17,6 +18,7 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/small_vector.hpp>
+#include <nax/graph/op_record.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
@@ -41,33 +43,45 @@ using axis_pairs = nax::detail::small_vector<axis_pair_index, 4>;
 struct parameter_op {
   std::string name;
   std::uint32_t index = 0;
+  static constexpr op_record record{"parameter", gradient_rule::none, kernel_rule::none,
+                                    tiling_rule::never};
   friend bool operator==(const parameter_op&, const parameter_op&) = default;
 };
 /// A scalar, broadcast wherever it is used.
 struct constant_op {
   double value = 0;
+  static constexpr op_record record{"constant", gradient_rule::none, kernel_rule::none,
+                                    tiling_rule::never};
   friend bool operator==(const constant_op& a, const constant_op& b) noexcept;
 };
 /// An elementwise op over the node's inputs (broadcast: core/broadcast.hpp).
 struct elementwise_op {
   ops::id op = ops::id::add;
+  static constexpr op_record record{"elementwise", gradient_rule::vjp, kernel_rule::shared,
+                                    tiling_rule::by_operands};
   friend bool operator==(const elementwise_op&, const elementwise_op&) = default;
 };
 /// A reduction of the input over `axes` (ascending); the other axes are kept in order.
 struct reduce_op {
   ops::reduce_kind kind = ops::reduce_kind::sum;
   axis_list axes;
+  static constexpr op_record record{"reduce", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::keeps_axes};
   friend bool operator==(const reduce_op&, const reduce_op&) = default;
 };
 /// The contraction of the inputs over `contract` pairs, `batch` pairs matched (not summed). The
 /// result has the batch axes (lhs order of the pairs), then lhs's free axes, then rhs's.
 struct dot_general_op {
   axis_pairs contract, batch;
+  static constexpr op_record record{"dot_general", gradient_rule::vjp, kernel_rule::shared,
+                                    tiling_rule::by_operands};
   friend bool operator==(const dot_general_op&, const dot_general_op&) = default;
 };
 /// The input with its axes reordered: result axis i is input axis perm[i].
 struct transpose_op {
   axis_list perm;
+  static constexpr op_record record{"transpose", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::keeps_axes};
   friend bool operator==(const transpose_op&, const transpose_op&) = default;
 };
 /// Softmax along `axis`, or its logarithm (`log`: log_softmax, (x - max) - log(sum(exp(x -
@@ -80,6 +94,8 @@ struct softmax_op {
   bool log = false;
   bool primitives = false;
   bool subtract_max = true, divide = true;
+  static constexpr op_record record{"softmax", gradient_rule::vjp, kernel_rule::shared,
+                                    tiling_rule::not_axis_0};
   friend bool operator==(const softmax_op&, const softmax_op&) = default;
 };
 /// Layer norm along `axis`: inputs x, then gamma and beta where present (a builder's layer_norm
@@ -95,49 +111,67 @@ struct layer_norm_op {
   bool square_by_pow = false, divide_by_sqrt = false;
   // false: RMSNorm, x * rsqrt(mean(x * x) + eps), no mean subtracted (recognized from primitives).
   bool centered = true;
+  static constexpr op_record record{"layer_norm", gradient_rule::vjp, kernel_rule::shared,
+                                    tiling_rule::not_axis_0};
   friend bool operator==(const layer_norm_op& a, const layer_norm_op& b) noexcept;
 };
 /// The input's elements, in row-major order, in the node's shape.
 struct reshape_op {
+  static constexpr op_record record{"reshape", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never, true};
   friend bool operator==(const reshape_op&, const reshape_op&) = default;
 };
 /// The input repeated to the node's shape; input axis i goes to result axis axis_map[i].
 struct broadcast_op {
   axis_list axis_map;
+  static constexpr op_record record{"broadcast", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::by_operands};
   friend bool operator==(const broadcast_op&, const broadcast_op&) = default;
 };
 /// Entries start, start + step, ... below stop of the input along `axis` (stop resolved).
 struct slice_op {
   std::uint32_t axis = 0;
   std::int64_t start = 0, stop = 0, step = 1;
+  static constexpr op_record record{"slice", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::not_axis_0};
   friend bool operator==(const slice_op&, const slice_op&) = default;
 };
 /// The inputs joined along `axis`, in order.
 struct concat_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"concat", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::by_operands};
   friend bool operator==(const concat_op&, const concat_op&) = default;
 };
 /// The run-time extent of the input's axis `axis`, as a rank-0 integer of the node's type (i32
 /// or i64): StableHLO's get_dimension_size.
 struct dimension_size_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"get_dimension_size", gradient_rule::none, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const dimension_size_op&, const dimension_size_op&) = default;
 };
 /// The node's extent of entries of input 0 along `axis` from the run-time start, input 1 (a
 /// rank-0 integer), clamped to [0, extent - size] as XLA's dynamic_slice does.
 struct dynamic_slice_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"dynamic_slice", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const dynamic_slice_op&, const dynamic_slice_op&) = default;
 };
 /// Input 0 with input 1 written along `axis` from the run-time start, input 2 (a rank-0
 /// integer), clamped to [0, extent - the update's extent] as XLA's dynamic_update_slice does.
 struct dynamic_update_slice_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"dynamic_update_slice", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const dynamic_update_slice_op&, const dynamic_update_slice_op&) = default;
 };
 /// Input 0's elements converted to the node's element type, as C++'s static_cast does (nax::cast
 /// in typed code: truncation toward zero to an integer type, bool true for a nonzero value).
 struct convert_op {
+  static constexpr op_record record{"convert", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const convert_op&, const convert_op&) = default;
 };
 /// Input 0's entries along `axis` at the run-time indices, input 1 (i32 or i64, any rank): the
@@ -145,6 +179,8 @@ struct convert_op {
 /// numpy.take). An index outside [0, extent) is an error when the step runs.
 struct take_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"take", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const take_op&, const take_op&) = default;
 };
 /// Input 0 with input 2 added along `axis` at the run-time indices, input 1 (a take's indices;
@@ -152,6 +188,8 @@ struct take_op {
 /// with an add). The VJP of take.
 struct scatter_add_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"scatter_add", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const scatter_add_op&, const scatter_add_op&) = default;
 };
 /// Input 0 with its axis `axis` replaced by a value axis (graph/value_axis.hpp) whose extent is
@@ -159,11 +197,15 @@ struct scatter_add_op {
 /// entries are input 0's; entries past its extent are zeros.
 struct set_dimension_size_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"set_dimension_size", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::never, true};
   friend bool operator==(const set_dimension_size_op&, const set_dimension_size_op&) = default;
 };
 /// The positions along `axis` of the node's shape: element (..., j, ...) is j (no inputs).
 struct iota_op {
   std::uint32_t axis = 0;
+  static constexpr op_record record{"iota", gradient_rule::none, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const iota_op&, const iota_op&) = default;
 };
 /// A random tensor of the node's shape (no inputs): element i, in row-major order, is
@@ -173,6 +215,8 @@ struct random_op {
   ops::distribution distribution = ops::distribution::uniform;
   nax::rng key;
   double a = 0, b = 1;  // (lo, hi) or (mean, stddev)
+  static constexpr op_record record{"random", gradient_rule::none, kernel_rule::made,
+                                    tiling_rule::never};
   friend bool operator==(const random_op& x, const random_op& y) noexcept;
 };
 /// Which position arg_reduce finds: of the first largest or of the first smallest element.
@@ -182,12 +226,16 @@ enum class arg_kind : std::uint8_t { argmax, argmin };
 struct arg_reduce_op {
   arg_kind kind = arg_kind::argmax;
   std::uint32_t axis = 0;
+  static constexpr op_record record{"arg_reduce", gradient_rule::none, kernel_rule::made,
+                                    tiling_rule::keeps_axes};
   friend bool operator==(const arg_reduce_op&, const arg_reduce_op&) = default;
 };
 /// A node computed by a kernel from outside the graph layer (nax::jit's fused expressions).
 /// Nodes with different kernel objects are different.
 struct external_op {
   std::shared_ptr<const external_kernel> kernel;
+  static constexpr op_record record{"external", gradient_rule::refused, kernel_rule::made,
+                                    tiling_rule::by_operands};
   friend bool operator==(const external_op&, const external_op&) = default;
 };
 
@@ -196,6 +244,8 @@ struct external_op {
 
 /// A group of elementwise ops (and broadcasts read only inside it) run as one program.
 struct fused_elementwise_op {
+  static constexpr op_record record{"fused_elementwise", gradient_rule::refused, kernel_rule::made,
+                                    tiling_rule::by_operands};
   friend bool operator==(const fused_elementwise_op&, const fused_elementwise_op&) = default;
 };
 /// dot_general, then optionally + bias (the node's third input), then a unary activation.
@@ -204,23 +254,29 @@ struct fused_dense_op {
   bool has_bias = false;
   bool has_activation = false;
   ops::id activation = ops::id::relu;
+  static constexpr op_record record{"fused_dense", gradient_rule::refused, kernel_rule::shared,
+                                    tiling_rule::by_operands};
   friend bool operator==(const fused_dense_op&, const fused_dense_op&) = default;
 };
 /// An elementwise group reduced over a contiguous run of its result's axes (the group's result
 /// never reaches memory).
 struct fused_reduce_op {
   reduce_op reduce;
+  static constexpr op_record record{"fused_reduce", gradient_rule::refused, kernel_rule::made,
+                                    tiling_rule::by_operands};
   friend bool operator==(const fused_reduce_op&, const fused_reduce_op&) = default;
 };
 /// Extra result `index` (from 1) of the fused node that is this node's one input: a member of
 /// the group whose value is also used outside it.
 struct extra_result_op {
   std::uint32_t index = 1;
+  static constexpr op_record record{"extra_result", gradient_rule::refused, kernel_rule::none,
+                                    tiling_rule::never};
   friend bool operator==(const extra_result_op&, const extra_result_op&) = default;
 };
 
 /// Every op struct, in op_kind's order: X(kind) for the struct kind_op. A new op is its struct
-/// above and one line here.
+/// above, with its record, and one line here (docs/architecture.md, "A new graph op").
 #define NAX_GRAPH_OP_KINDS(X) \
   X(parameter)                \
   X(constant)                 \
@@ -340,6 +396,19 @@ class attributes {
     return *get_if<A>();
   }
 
+  /// f(the op struct held), for a generic f whose result type is the same for every op struct:
+  /// how the rest of nax reaches an op's record and the overloads on its struct.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    switch (kind_) {
+#define NAX_GRAPH_OP_VISIT(k) \
+  case op_kind::k: return std::forward<F>(f)(k##_);
+      NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_VISIT)
+#undef NAX_GRAPH_OP_VISIT
+    }
+    unknown_kind();
+  }
+
   friend bool operator==(const attributes& a, const attributes& b) {
     if (a.kind_ != b.kind_) return false;
     switch (a.kind_) {
@@ -359,6 +428,9 @@ class attributes {
       NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_DESTROY)
 #undef NAX_GRAPH_OP_DESTROY
     }
+  }
+  [[noreturn]] static void unknown_kind() {
+    throw std::logic_error("nax::graph: a node of no kind");
   }
   [[noreturn]] void wrong_kind(op_kind wanted) const {
     throw std::logic_error(std::string("nax::graph: a node's op is ") + std::string(name(kind_)) +
@@ -382,38 +454,18 @@ class attributes {
 
 inline op_kind kind_of(const attributes& a) noexcept { return a.kind(); }
 
-inline std::string_view name(op_kind k) noexcept {
+/// The record of op kind k (graph/op_record.hpp).
+inline const op_record& record_of(op_kind k) noexcept {
   switch (k) {
-    case op_kind::parameter: return "parameter";
-    case op_kind::constant: return "constant";
-    case op_kind::elementwise: return "elementwise";
-    case op_kind::reduce: return "reduce";
-    case op_kind::dot_general: return "dot_general";
-    case op_kind::transpose: return "transpose";
-    case op_kind::softmax: return "softmax";
-    case op_kind::layer_norm: return "layer_norm";
-    case op_kind::reshape: return "reshape";
-    case op_kind::broadcast: return "broadcast";
-    case op_kind::slice: return "slice";
-    case op_kind::concat: return "concat";
-    case op_kind::dimension_size: return "get_dimension_size";
-    case op_kind::set_dimension_size: return "set_dimension_size";
-    case op_kind::dynamic_slice: return "dynamic_slice";
-    case op_kind::dynamic_update_slice: return "dynamic_update_slice";
-    case op_kind::take: return "take";
-    case op_kind::convert: return "convert";
-    case op_kind::scatter_add: return "scatter_add";
-    case op_kind::iota: return "iota";
-    case op_kind::random: return "random";
-    case op_kind::arg_reduce: return "arg_reduce";
-    case op_kind::external: return "external";
-    case op_kind::fused_elementwise: return "fused_elementwise";
-    case op_kind::fused_dense: return "fused_dense";
-    case op_kind::fused_reduce: return "fused_reduce";
-    case op_kind::extra_result: return "extra_result";
+#define NAX_GRAPH_OP_RECORD(k) \
+  case op_kind::k: return k##_op::record;
+    NAX_GRAPH_OP_KINDS(NAX_GRAPH_OP_RECORD)
+#undef NAX_GRAPH_OP_RECORD
   }
-  return "?";
+  return parameter_op::record;
 }
+
+inline std::string_view name(op_kind k) noexcept { return record_of(k).name; }
 
 /// What an op is called in messages and in Graphviz: the elementwise op's own name ("tanh"),
 /// "reduce_sum", "argmax", "random_normal", or the kind's name.

@@ -29,6 +29,7 @@ NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const progra
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <span>
+#include <type_traits>
 
 #include <nax/core/broadcast.hpp>
 #include <nax/core/shape_error.hpp>
@@ -108,6 +109,50 @@ inline bool all_args_named(const program& p, const program_step& s) {
   return true;
 }
 
+// A step whose op decides by its operands (tiling_rule::by_operands), asked once the places of
+// the tile axis in its operands and results are checked.
+struct tile_query {
+  const program& p;
+  const program_step& s;
+  axis_name axis;
+
+  const nax::shape& operand(std::size_t i) const { return p.values[s.args[i]].shape; }
+  const nax::shape& result() const { return p.values[s.result].shape; }
+  // Every operand, broadcast to the result, has the tile axis land on the result's first.
+  bool operands_broadcast() const {
+    for (std::size_t i = 0; i < s.args.size(); ++i)
+      if (!broadcast_lands_as_tile_axis(operand(i), result(), axis)) return false;
+    return true;
+  }
+};
+
+inline bool tiles_along(const elementwise_op&, const tile_query& q) {
+  return q.operands_broadcast();
+}
+inline bool tiles_along(const concat_op& op, const tile_query& q) {
+  return op.axis != 0 && q.operands_broadcast();
+}
+inline bool tiles_along(const broadcast_op& op, const tile_query& q) {
+  return broadcast_lands_as_tile_axis(q.operand(0), q.result(), q.axis, &op.axis_map);
+}
+// A group's operands broadcast inside it (by name when every axis is named): with every axis
+// named, the places checked before say where the tile axis lands.
+inline bool tiles_along(const fused_elementwise_op&, const tile_query& q) {
+  return all_args_named(q.p, q.s);
+}
+inline bool tiles_along(const fused_reduce_op&, const tile_query& q) {
+  return all_args_named(q.p, q.s);
+}
+inline bool tiles_along(const external_op& op, const tile_query& q) {
+  return op.kernel->elementwise() && all_args_named(q.p, q.s);
+}
+inline bool tiles_along(const dot_general_op& op, const tile_query& q) {
+  return dot_lands_as_tile_axis(op, q.operand(0), q.operand(1), q.axis);
+}
+inline bool tiles_along(const fused_dense_op& op, const tile_query& q) {
+  return tiles_along(op.dot, q);
+}
+
 }  // namespace detail
 
 NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_name axis) {
@@ -126,57 +171,20 @@ NAX_RUNTIME_INLINE bool tileable(const program& p, const program_step& s, axis_n
     if (at == axis_place::elsewhere || (at == axis_place::first && !(a[0] == r[0]))) return false;
   }
   // The op keeps positions along the axis apart, and the operand axes that land on the
-  // result's axis 0 are the operands' tile axes.
-  switch (s.kind()) {
-    case op_kind::elementwise:
-      for (value_index v : s.args)
-        if (!detail::broadcast_lands_as_tile_axis(p.values[v].shape, r, axis)) return false;
+  // result's axis 0 are the operands' tile axes: by the op's record (graph/op_record.hpp). An
+  // error here naming an op struct means its record says tiling_rule::by_operands and there is
+  // no tiles_along for it above (or not_axis_0, and it has no `axis`).
+  return s.op.visit([&](const auto& op) {
+    constexpr tiling_rule rule = std::remove_cvref_t<decltype(op)>::record.tiling;
+    if constexpr (rule == tiling_rule::never)
+      return false;
+    else if constexpr (rule == tiling_rule::keeps_axes)
       return true;
-    case op_kind::concat:
-      if (s.as<concat_op>().axis == 0) return false;
-      for (value_index v : s.args)
-        if (!detail::broadcast_lands_as_tile_axis(p.values[v].shape, r, axis)) return false;
-      return true;
-    case op_kind::broadcast:
-      return detail::broadcast_lands_as_tile_axis(p.values[s.args[0]].shape, r, axis,
-                                                  &s.as<broadcast_op>().axis_map);
-    // A group's operands broadcast inside it (by name when every axis is named): with every
-    // axis named, the places checked above say where the tile axis lands.
-    case op_kind::fused_elementwise:
-    case op_kind::fused_reduce: return detail::all_args_named(p, s);
-    case op_kind::external:
-      return s.as<external_op>().kernel->elementwise() && detail::all_args_named(p, s);
-    // Operand 0's axes (and names) carry over to the result in order.
-    case op_kind::transpose:
-    case op_kind::reduce:
-    case op_kind::arg_reduce: return true;
-    case op_kind::softmax: return s.as<softmax_op>().axis != 0;
-    case op_kind::layer_norm: return s.as<layer_norm_op>().axis != 0;
-    case op_kind::slice: return s.as<slice_op>().axis != 0;
-    // A run-time start (an operand without the tile axis, refused above); the extent itself;
-    // rows at run-time indices.
-    case op_kind::dynamic_slice:
-    case op_kind::dynamic_update_slice:
-    case op_kind::take:
-    case op_kind::scatter_add:
-    case op_kind::convert:
-    case op_kind::dimension_size:
-    case op_kind::set_dimension_size: return false;
-    case op_kind::dot_general:
-    case op_kind::fused_dense: {
-      const auto* fused = s.op.get_if<fused_dense_op>();
-      const dot_general_op& d = fused ? fused->dot : s.as<dot_general_op>();
-      return detail::dot_lands_as_tile_axis(d, p.values[s.args[0]].shape, p.values[s.args[1]].shape,
-                                            axis);
-    }
-    case op_kind::parameter:
-    case op_kind::constant:
-    case op_kind::extra_result:
-    case op_kind::reshape:
-    case op_kind::iota:
-    case op_kind::random: return false;
-  }
-  return false;
+    else if constexpr (rule == tiling_rule::not_axis_0)
+      return op.axis != 0;
+    else
+      return detail::tiles_along(op, detail::tile_query{p, s, axis});
+  });
 }
 
 NAX_RUNTIME_INLINE std::vector<pipeline_chain> find_pipeline_chains(const program& p) {

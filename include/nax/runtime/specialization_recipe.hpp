@@ -48,9 +48,7 @@ NAX_RUNTIME_INLINE specialization_recipe make_specialization_recipe(const graph:
 /// Whether level 2 copies a kernel of this kind from a step with the same attributes and
 /// symbolic shapes (runtime/step_factory.hpp, copy_step_kernel).
 inline bool kernel_is_copied(graph::op_kind k) noexcept {
-  using graph::op_kind;
-  return k == op_kind::elementwise || k == op_kind::dot_general || k == op_kind::fused_dense ||
-         k == op_kind::softmax || k == op_kind::layer_norm;
+  return graph::record_of(k).kernel == graph::kernel_rule::shared;
 }
 
 }  // namespace nax::runtime
@@ -121,8 +119,9 @@ NAX_RUNTIME_INLINE specialization_recipe make_specialization_recipe(const graph:
     for (std::uint32_t k : chain.steps) in_chain[k] = 1;
   for (std::uint32_t k = 0; k < p.steps.size(); ++k) {
     const graph::program_step& s = p.steps[k];
-    if (!(s.kind() == graph::op_kind::set_dimension_size ||
-          (s.kind() == graph::op_kind::reshape && s.args.size() == 1)) ||
+    // (Not a reshape to a run-time size: one with that size as operands after the first.)
+    if (!graph::record_of(s.kind()).may_alias ||
+        (s.kind() == graph::op_kind::reshape && s.args.size() != 1) ||
         p.values[s.result].role != graph::value_role::intermediate)
       continue;
     const graph::value_role from = p.values[s.args[0]].role;

@@ -1,6 +1,7 @@
 #pragma once
-// The kernels of a program's steps for concrete shapes: one factory per kind of step
-// (runtime/steps/), chosen by the step's op. Each kernel's run() does no shape arithmetic.
+// The kernels of a program's steps for concrete shapes: one factory per op (runtime/steps/), an
+// overload on the op's struct chosen by the step's op (runtime/step_request.hpp). Each kernel's
+// run() does no shape arithmetic.
 
 #include <memory>
 #include <span>
@@ -12,6 +13,7 @@
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
@@ -33,6 +35,8 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
 }  // namespace nax::runtime
 
 #if NAX_RUNTIME_DEFINITIONS
+#include <type_traits>
+
 #include <nax/core/shape_error.hpp>
 #include <nax/graph/external_kernel.hpp>
 #include <nax/runtime/plan_memo.hpp>
@@ -53,59 +57,42 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
 
 namespace nax::NAX_ISA::runtime {
 
+// An external node's kernel makes itself (graph/external_kernel.hpp).
+inline std::unique_ptr<kernels::step_kernel> make_step(const graph::external_op& op,
+                                                       const step_request& r) {
+  return op.kernel->make(
+      std::span<const graph::value_index>(r.step.args.data(), r.step.args.size()), r.step.result,
+      r.shapes);
+}
+
+// By the step's op record (graph/op_record.hpp). An error here naming an op struct means its
+// record says kernel_rule::made (or shared) and runtime/steps/ has no make_step (or copy_step)
+// for it.
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step_kernel(
     const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
     std::vector<scratch_request>& scratch, plan_memo* memo) {
-  using graph::op_kind;
-  switch (s.kind()) {
-    case op_kind::elementwise: return make_elementwise_step(s, shapes, memo);
-    case op_kind::reduce: return make_reduce_step(s, shapes);
-    case op_kind::dot_general:
-    case op_kind::fused_dense:
-      return memo ? make_dot_general_step(s, shapes, scratch, *memo)
-                  : make_dot_general_step(s, shapes, scratch);
-    case op_kind::transpose:
-    case op_kind::reshape:
-    case op_kind::broadcast:
-    case op_kind::slice: return make_copy_step(s, shapes);
-    case op_kind::concat: return make_concat_step(s, shapes);
-    case op_kind::dimension_size: return make_dimension_size_step(s, shapes);
-    case op_kind::set_dimension_size: return make_set_dimension_size_step(s, shapes);
-    case op_kind::dynamic_slice: return make_dynamic_slice_step(s, shapes);
-    case op_kind::dynamic_update_slice: return make_dynamic_update_slice_step(s, shapes);
-    case op_kind::take: return make_take_step(s, shapes);
-    case op_kind::convert: return make_convert_step(s, shapes);
-    case op_kind::scatter_add: return make_scatter_add_step(s, shapes);
-    case op_kind::iota: return make_iota_step(s, shapes);
-    case op_kind::random: return make_random_step(s, shapes);
-    case op_kind::arg_reduce: return make_arg_reduce_step(s, shapes);
-    case op_kind::softmax: return make_softmax_step(s, shapes);
-    case op_kind::layer_norm: return make_layer_norm_step(s, shapes);
-    case op_kind::external:
-      return s.as<graph::external_op>().kernel->make(
-          std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result, shapes);
-    case op_kind::fused_elementwise: return make_fused_elementwise_step(s, shapes);
-    case op_kind::fused_reduce: return make_fused_reduce_step(p, s, shapes, scratch);
-    case op_kind::parameter:
-    case op_kind::constant:
-    case op_kind::extra_result: break;
-  }
-  nax::detail::throw_shape_error("nax::executable: no kernel for ", name(s.kind()));
+  const step_request r{p, s, shapes, scratch, memo};
+  return s.op.visit([&](const auto& op) -> std::unique_ptr<kernels::step_kernel> {
+    using op_struct = std::remove_cvref_t<decltype(op)>;
+    if constexpr (op_struct::record.kernel == graph::kernel_rule::none)
+      nax::detail::throw_shape_error("nax::executable: no kernel for ", op_struct::record.name);
+    else
+      return make_step(op, r);
+  });
 }
 
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
     const graph::program_step& s, const kernels::step_kernel& like,
     std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch) {
-  using graph::op_kind;
-  switch (s.kind()) {
-    case op_kind::elementwise: return copy_elementwise_step(like, s);
-    case op_kind::dot_general:
-    case op_kind::fused_dense: return copy_dot_general_step(like, s, shapes, scratch);
-    case op_kind::softmax: return copy_softmax_step(like, s);
-    case op_kind::layer_norm: return copy_layer_norm_step(like, s);
-    default: break;
-  }
-  nax::detail::throw_shape_error("nax::executable: no kernel copy for ", name(s.kind()));
+  const step_copy_request r{s, like, shapes, scratch};
+  return s.op.visit([&](const auto& op) -> std::unique_ptr<kernels::step_kernel> {
+    using op_struct = std::remove_cvref_t<decltype(op)>;
+    if constexpr (op_struct::record.kernel != graph::kernel_rule::shared)
+      nax::detail::throw_shape_error("nax::executable: no kernel copy for ",
+                                     op_struct::record.name);
+    else
+      return copy_step(op, r);
+  });
 }
 
 }  // namespace nax::runtime

@@ -85,8 +85,7 @@ inline value dot_operand_cotangent(const vjp_context& c, const dot_general_op& d
   return reshaped(in_order(perm) ? g : c.b.transpose(g, perm), ss);
 }
 
-inline void vjp_dot_general(const vjp_context& c) {
-  const dot_general_op& d = c.n.as<dot_general_op>();
+inline void vjp(const dot_general_op& d, const vjp_context& c) {
   for (int side = 0; side < 2; ++side)
     if (c.wants[side]) c.give(side, dot_operand_cotangent(c, d, side));
 }

@@ -11,8 +11,8 @@
 
 namespace nax::NAX_ISA::graph::detail {
 
-inline void vjp_elementwise(const vjp_context& c) {
-  ops::with_op(c.n.as<elementwise_op>().op, [&](auto op) {
+inline void vjp(const elementwise_op& e, const vjp_context& c) {
+  ops::with_op(e.op, [&](auto op) {
     using O = decltype(op);
     if constexpr (O::differentiable) {
       graph_calculator d;

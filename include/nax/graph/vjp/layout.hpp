@@ -16,17 +16,17 @@
 
 namespace nax::NAX_ISA::graph::detail {
 
-inline void vjp_transpose(const vjp_context& c) {
-  const transpose_op& t = c.n.as<transpose_op>();
+inline void vjp(const transpose_op& t, const vjp_context& c) {
   std::vector<axis_ref> inverse(t.perm.size(), axis_ref(std::size_t{0}));
   for (std::size_t i = 0; i < t.perm.size(); ++i) inverse[t.perm[i]] = i;
   c.give(0, reshaped(c.b.transpose(c.dy, inverse), c.shape_of(0)));
 }
 
-inline void vjp_reshape(const vjp_context& c) { c.give(0, reshaped(c.dy, c.shape_of(0))); }
+inline void vjp(const reshape_op&, const vjp_context& c) {
+  c.give(0, reshaped(c.dy, c.shape_of(0)));
+}
 
-inline void vjp_broadcast(const vjp_context& c) {
-  const broadcast_op& op = c.n.as<broadcast_op>();
+inline void vjp(const broadcast_op& op, const vjp_context& c) {
   std::vector<std::size_t> to(op.axis_map.begin(), op.axis_map.end());
   c.give(0, unbroadcast(c.dy, c.shape_of(0), to));
 }
@@ -46,8 +46,7 @@ inline nax::shape with_axis(const nax::shape s, std::size_t axis, std::span<cons
   return nax::shape(s.dtype(), std::span<const dim>(dims));
 }
 
-inline void vjp_slice(const vjp_context& c) {
-  const slice_op& sl = c.n.as<slice_op>();
+inline void vjp(const slice_op& sl, const vjp_context& c) {
   const nax::shape xs = c.shape_of(0);
   const std::size_t axis = sl.axis;
   const std::size_t m = c.y.shape()[axis].extent();
@@ -88,8 +87,8 @@ inline void vjp_slice(const vjp_context& c) {
 
 // The cotangent written where the slice read (the same start, clamped the same way), zeros
 // elsewhere; the start has none.
-inline void vjp_dynamic_slice(const vjp_context& c) {
-  const std::size_t axis = c.n.as<dynamic_slice_op>().axis;
+inline void vjp(const dynamic_slice_op& op, const vjp_context& c) {
+  const std::size_t axis = op.axis;
   c.give(0, c.b.dynamic_update_slice(zeros(c.b, c.shape_of(0)), c.dy, axis, c.operand(1)));
 }
 
@@ -103,9 +102,13 @@ inline std::string vjp_set_dimension_size_refusal(const nax::shape& xs, std::siz
                               " (its size may be above the operand's extent)");
 }
 
+inline std::string vjp_refusal(const set_dimension_size_op& op, const builder& b, const node& n) {
+  return vjp_set_dimension_size_refusal(b.at(n.inputs[0]).shape, op.axis);
+}
+
 // The cotangent's entries go back to the operand's first ones; the rest of it gets zeros.
-inline void vjp_set_dimension_size(const vjp_context& c) {
-  const std::size_t axis = c.n.as<set_dimension_size_op>().axis;
+inline void vjp(const set_dimension_size_op& op, const vjp_context& c) {
+  const std::size_t axis = op.axis;
   const nax::shape xs = c.shape_of(0);
   if (const std::string why = vjp_set_dimension_size_refusal(xs, axis); !why.empty())
     nax::detail::throw_shape_error(why);
@@ -122,10 +125,14 @@ inline std::string vjp_dynamic_update_slice_refusal(const nax::shape& update, st
                               " (its cotangent would be a dynamic_slice of no static size)");
 }
 
+inline std::string vjp_refusal(const dynamic_update_slice_op& op, const builder& b, const node& n) {
+  return vjp_dynamic_update_slice_refusal(b.at(n.inputs[1]).shape, op.axis);
+}
+
 // The operand's: the cotangent with zeros where the update went; the update's: the cotangent
 // read there.
-inline void vjp_dynamic_update_slice(const vjp_context& c) {
-  const std::size_t axis = c.n.as<dynamic_update_slice_op>().axis;
+inline void vjp(const dynamic_update_slice_op& op, const vjp_context& c) {
+  const std::size_t axis = op.axis;
   const nax::shape us = c.shape_of(1);
   if (const std::string why = vjp_dynamic_update_slice_refusal(us, axis); !why.empty())
     nax::detail::throw_shape_error(why);
@@ -146,8 +153,12 @@ inline std::string vjp_concat_refusal(const nax::shape& result, std::size_t axis
                               "a run-time extent");
 }
 
-inline void vjp_concat(const vjp_context& c) {
-  const std::size_t axis = c.n.as<concat_op>().axis;
+inline std::string vjp_refusal(const concat_op& op, const builder&, const node& n) {
+  return vjp_concat_refusal(n.shape, op.axis);
+}
+
+inline void vjp(const concat_op& op, const vjp_context& c) {
+  const std::size_t axis = op.axis;
   std::int64_t at = 0;
   for (std::size_t i = 0; i < c.n.inputs.size(); ++i) {
     const nax::shape xs = c.shape_of(i);

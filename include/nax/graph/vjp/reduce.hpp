@@ -11,8 +11,7 @@
 
 namespace nax::NAX_ISA::graph::detail {
 
-inline void vjp_reduce(const vjp_context& c) {
-  const reduce_op& r = c.n.as<reduce_op>();
+inline void vjp(const reduce_op& r, const vjp_context& c) {
   const value x = c.operand(0);
   const nax::shape xs = c.shape_of(0);
   switch (r.kind) {

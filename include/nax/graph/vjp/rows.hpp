@@ -22,8 +22,7 @@ inline value along_and_back(ops::reduce_kind kind, const value& v, std::uint32_t
   return expand(v.owner().reduce(kind, v, a), v.shape(), removed);
 }
 
-inline void vjp_softmax(const vjp_context& c) {
-  const softmax_op& op = c.n.as<softmax_op>();
+inline void vjp(const softmax_op& op, const vjp_context& c) {
   const std::uint32_t axis = op.axis;
   if (op.log) {
     c.give(0, c.dy - graph::exp(c.y) * along_and_back(ops::reduce_kind::sum, c.dy, axis));
@@ -50,8 +49,7 @@ inline value sum_but(const value& v, std::uint32_t axis, const nax::shape target
   return reshaped(s, target);
 }
 
-inline void vjp_layer_norm(const vjp_context& c) {
-  const layer_norm_op& ln = c.n.as<layer_norm_op>();
+inline void vjp(const layer_norm_op& ln, const vjp_context& c) {
   const std::uint32_t axis = ln.axis;
   const value x = c.operand(0);
   const nax::shape xs = x.shape();

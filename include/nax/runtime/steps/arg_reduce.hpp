@@ -10,12 +10,13 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
 /// nax::shape_error naming the op and the axis if the axis is bound to 0 (nothing to find).
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::arg_reduce_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -66,10 +67,11 @@ std::unique_ptr<kernels::step_kernel> make_arg_reduce(nax::dtype t, graph::value
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_arg_reduce_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::arg_reduce_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& x = shapes[s.args[0]];
-  const auto& op = s.as<graph::arg_reduce_op>();
   const extents_vector ext = extents_of(x);
   std::size_t outer = 1, inner = 1;
   for (std::size_t i = 0; i < op.axis; ++i) outer *= ext[i];

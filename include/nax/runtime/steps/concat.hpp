@@ -9,11 +9,12 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_concat_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::concat_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -51,9 +52,11 @@ class concat_step final : public kernels::step_kernel, public arena_allocated {
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_concat_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const std::size_t axis = s.as<graph::concat_op>().axis;
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::concat_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
+  const std::size_t axis = op.axis;
   const nax::shape& out = shapes[s.result];
   const strides_vector dst = dense_strides(out);
   std::vector<detail::concat_step::part> parts;

@@ -10,11 +10,12 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_convert_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::convert_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -59,8 +60,10 @@ bool with_element_type(nax::dtype t, F&& f) {
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_convert_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::convert_op&,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& x = shapes[s.args[0]];
   const nax::shape& y = shapes[s.result];
   std::unique_ptr<kernels::step_kernel> k;

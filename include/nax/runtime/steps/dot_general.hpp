@@ -13,6 +13,7 @@
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
@@ -34,6 +35,16 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dot_general_step(
 NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
     const kernels::step_kernel& like, const graph::program_step& s,
     std::span<const nax::shape> shapes, std::vector<scratch_request>& scratch);
+
+/// The step factories of dot_general and fused_dense (runtime/step_request.hpp): the above.
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::dot_general_op&,
+                                                                   const step_request& request);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::fused_dense_op&,
+                                                                   const step_request& request);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::dot_general_op&, const step_copy_request& request);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::fused_dense_op&, const step_copy_request& request);
 
 }  // namespace nax::runtime
 
@@ -267,6 +278,33 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_dot_general_step(
                                  if (fused && fused->has_bias) step->bias = s.args[2];
                                  return step;
                                });
+}
+
+namespace detail {
+
+inline std::unique_ptr<kernels::step_kernel> make_product_step(const step_request& request) {
+  return request.memo
+             ? make_dot_general_step(request.step, request.shapes, request.scratch, *request.memo)
+             : make_dot_general_step(request.step, request.shapes, request.scratch);
+}
+
+}  // namespace detail
+
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::dot_general_op&,
+                                                                   const step_request& request) {
+  return detail::make_product_step(request);
+}
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::fused_dense_op&,
+                                                                   const step_request& request) {
+  return detail::make_product_step(request);
+}
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::dot_general_op&, const step_copy_request& request) {
+  return copy_dot_general_step(request.like, request.step, request.shapes, request.scratch);
+}
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::fused_dense_op&, const step_copy_request& request) {
+  return copy_dot_general_step(request.like, request.step, request.shapes, request.scratch);
 }
 
 }  // namespace nax::runtime

@@ -13,22 +13,23 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dimension_size_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::dimension_size_op&,
+                                                                   const step_request& request);
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_set_dimension_size_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::set_dimension_size_op&, const step_request& request);
 
 /// nax::shape_error if the slice's size is above the operand's extent.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_slice_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::dynamic_slice_op&,
+                                                                   const step_request& request);
 
 /// nax::shape_error if the update's extent is above the operand's.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_update_slice_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::dynamic_update_slice_op&, const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -157,19 +158,23 @@ class dynamic_update_slice_step final : public kernels::step_kernel, public aren
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dimension_size_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::dimension_size_op& op, const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& in = shapes[s.args[0]];
-  const std::size_t extent = in[s.as<graph::dimension_size_op>().axis].extent();
+  const std::size_t extent = in[op.axis].extent();
   return std::make_unique<detail::dimension_size_step>(s.result, static_cast<std::int64_t>(extent),
                                                        shapes[s.result].dtype() == nax::dtype::i64);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_set_dimension_size_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::set_dimension_size_op& op, const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& in = shapes[s.args[0]];
   const nax::shape& out = shapes[s.result];
-  const std::size_t axis = s.as<graph::set_dimension_size_op>().axis;
+  const std::size_t axis = op.axis;
   const std::size_t extent = in[axis].extent(), size = out[axis].extent();
   const std::size_t kept = std::min(extent, size), element = size_of(in.dtype());
   extents_vector ext = extents_of(out);
@@ -189,11 +194,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_set_dimension_size
       kept * static_cast<std::size_t>(dst[axis]) * element, s.args[0], s.result);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_slice_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::dynamic_slice_op& op, const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& in = shapes[s.args[0]];
   const nax::shape& out = shapes[s.result];
-  const std::size_t axis = s.as<graph::dynamic_slice_op>().axis;
+  const std::size_t axis = op.axis;
   const std::size_t extent = in[axis].extent(), size = out[axis].extent();
   if (size > extent)
     nax::detail::throw_shape_error("nax::graph::dynamic_slice: size ", size,
@@ -207,11 +214,13 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_slice_step
       static_cast<std::size_t>(src[axis]) * element, s.result);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_dynamic_update_slice_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::dynamic_update_slice_op& op, const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& in = shapes[s.args[0]];
   const nax::shape& update = shapes[s.args[1]];
-  const std::size_t axis = s.as<graph::dynamic_update_slice_op>().axis;
+  const std::size_t axis = op.axis;
   const std::size_t extent = in[axis].extent(), size = update[axis].extent();
   if (size > extent)
     nax::detail::throw_shape_error("nax::graph::dynamic_update_slice: the update's extent ", size,

@@ -10,19 +10,20 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
 class plan_memo;
 
 /// The kernel of elementwise step s; `memo`, if given, lends plans made for earlier steps.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::elementwise_op& e,
+                                                                   const step_request& request);
 
 /// The kernel of elementwise step s, copied from `like`: the kernel of a step of the same op
 /// whose result and operands have the shapes of s's.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
-    const kernels::step_kernel& like, const graph::program_step& s);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::elementwise_op&, const step_copy_request& request);
 
 }  // namespace nax::runtime
 
@@ -69,9 +70,12 @@ class elementwise_step final : public kernels::step_kernel, public arena_allocat
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes, plan_memo* memo) {
-  const ops::id op = s.as<graph::elementwise_op>().op;
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::elementwise_op& e,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
+  plan_memo* const memo = request.memo;
+  const ops::id op = e.op;
   const std::span<const graph::value_index> args(s.args.data(), s.args.size());
   // A step of the same op over the same shapes as an earlier one: its kernel, copied (the kernel
   // depends on the op and the shapes alone; the planning thread count is the same throughout a
@@ -104,8 +108,10 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_elementwise_step(
   return step;
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_elementwise_step(
-    const kernels::step_kernel& like, const graph::program_step& s) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::elementwise_op&, const step_copy_request& request) {
+  const graph::program_step& s = request.step;
+  const kernels::step_kernel& like = request.like;
   return std::make_unique<detail::elementwise_step>(
       static_cast<const detail::elementwise_step&>(like),
       std::span<const graph::value_index>(s.args.data(), s.args.size()), s.result);

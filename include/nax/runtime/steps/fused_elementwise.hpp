@@ -13,11 +13,12 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::fused_elementwise_op&, const step_request& request);
 
 namespace native {
 class tier;
@@ -82,8 +83,10 @@ class fused_elementwise_step final : public kernels::step_kernel, public arena_a
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_elementwise_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(
+    const graph::fused_elementwise_op&, const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const graph::decomposition& d = *s.fused;
   const nax::shape& out = shapes[s.result];
   std::vector<std::ptrdiff_t> strides;

@@ -12,13 +12,13 @@
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
 #include <nax/runtime/scratch.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
 /// The kernel of fused_reduce step s of p (p's inputs give the group's binding).
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
-    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>& scratch);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::fused_reduce_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -67,11 +67,13 @@ class fused_reduce_step final : public kernels::step_kernel, public arena_alloca
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_fused_reduce_step(
-    const graph::program& p, const graph::program_step& s, std::span<const nax::shape> shapes,
-    std::vector<scratch_request>&) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::fused_reduce_op& op,
+                                                                   const step_request& request) {
+  const graph::program& p = request.program;
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const graph::decomposition& d = *s.fused;
-  const graph::reduce_op& r = s.as<graph::fused_reduce_op>().reduce;
+  const graph::reduce_op& r = op.reduce;
   const std::size_t last = d.ops.size() - 1;  // the reduction; the group's ops precede it
   const std::uint32_t e = d.ops[last].inputs[0] - static_cast<std::uint32_t>(d.num_args);
   // (e is an elementwise op: the fusion pass takes no broadcast as a group's result.)

@@ -10,14 +10,15 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::iota_op&,
+                                                                   const step_request& request);
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_random_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::random_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -67,11 +68,13 @@ class random_step final : public kernels::step_kernel, public arena_allocated {
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::iota_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& out = shapes[s.result];
   const extents_vector ext = extents_of(out);
-  const std::size_t axis = s.as<graph::iota_op>().axis;
+  const std::size_t axis = op.axis;
   std::size_t outer = 1, inner = 1;
   for (std::size_t i = 0; i < axis; ++i) outer *= ext[i];
   for (std::size_t i = axis + 1; i < ext.size(); ++i) inner *= ext[i];
@@ -90,17 +93,18 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_iota_step(
   nax::detail::throw_shape_error("nax::executable: no iota kernel for ", out.to_string());
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_random_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const nax::shape& out = shapes[s.result];
-  const auto& r = s.as<graph::random_op>();
-  const std::uint64_t key = ops::random_key(r.key);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::random_op& op,
+                                                                   const step_request& request) {
+  const nax::shape& out = request.shapes[request.step.result];
+  const graph::value_index result = request.step.result;
+  const std::uint64_t key = ops::random_key(op.key);
   const std::size_t n = out.num_elements();
   if (out.dtype() == nax::dtype::f32)
-    return std::make_unique<detail::random_step<float>>(s.result, n, key, r.distribution, r.a, r.b);
+    return std::make_unique<detail::random_step<float>>(result, n, key, op.distribution, op.a,
+                                                        op.b);
   if (out.dtype() == nax::dtype::f64)
-    return std::make_unique<detail::random_step<double>>(s.result, n, key, r.distribution, r.a,
-                                                         r.b);
+    return std::make_unique<detail::random_step<double>>(result, n, key, op.distribution, op.a,
+                                                         op.b);
   nax::detail::throw_shape_error("nax::executable: no random kernel for ", out.to_string());
 }
 

@@ -11,16 +11,17 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::layer_norm_op&,
+                                                                   const step_request& request);
 
 /// The kernel of layer_norm step s, copied from `like`: a layer_norm's with the same attributes
 /// over the same shapes.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
-    const kernels::step_kernel& like, const graph::program_step& s);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::layer_norm_op&, const step_copy_request& request);
 
 }  // namespace nax::runtime
 
@@ -87,9 +88,10 @@ class spelled_layer_norm_step final : public kernels::step_kernel, public arena_
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const graph::layer_norm_op& op = s.as<graph::layer_norm_op>();
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::layer_norm_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& out = shapes[s.result];
   const std::size_t axis = op.axis;
   std::size_t k = 1;
@@ -109,9 +111,11 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_layer_norm_step(
       kernels::plan_rows(out.dtype(), extents_of(out), axis), s);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_layer_norm_step(
-    const kernels::step_kernel& like, const graph::program_step& s) {
-  if (s.as<graph::layer_norm_op>().primitives)
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::layer_norm_op& op, const step_copy_request& request) {
+  const graph::program_step& s = request.step;
+  const kernels::step_kernel& like = request.like;
+  if (op.primitives)
     return std::make_unique<detail::spelled_layer_norm_step>(
         static_cast<const detail::spelled_layer_norm_step&>(like), s);
   return std::make_unique<detail::layer_norm_step>(

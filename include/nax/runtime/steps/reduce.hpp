@@ -10,11 +10,12 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_reduce_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::reduce_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -41,9 +42,10 @@ class reduce_step final : public kernels::step_kernel, public arena_allocated {
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_reduce_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const graph::reduce_op& r = s.as<graph::reduce_op>();
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::reduce_op& r,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& in = shapes[s.args[0]];
   extents_vector axes;
   for (std::uint32_t a : r.axes) axes.push_back(a);

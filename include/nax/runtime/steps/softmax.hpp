@@ -11,15 +11,16 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::softmax_op&,
+                                                                   const step_request& request);
 
 /// The kernel of softmax step s, copied from `like`: a softmax's over the same shapes.
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
-    const kernels::step_kernel& like, const graph::program_step& s);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::softmax_op&, const step_copy_request& request);
 
 }  // namespace nax::runtime
 
@@ -72,10 +73,11 @@ class spelled_softmax_step final : public kernels::step_kernel, public arena_all
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::softmax_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& out = shapes[s.result];
-  const graph::softmax_op& op = s.as<graph::softmax_op>();
   if (op.primitives)
     return std::make_unique<detail::spelled_softmax_step>(
         shared_plan(kernels::plan_spelled_rows(
@@ -86,9 +88,11 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_softmax_step(
       kernels::plan_rows(out.dtype(), extents_of(out), op.axis), op.log, s.args[0], s.result);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_softmax_step(
-    const kernels::step_kernel& like, const graph::program_step& s) {
-  if (s.as<graph::softmax_op>().primitives)
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step(
+    const graph::softmax_op& op, const step_copy_request& request) {
+  const graph::program_step& s = request.step;
+  const kernels::step_kernel& like = request.like;
+  if (op.primitives)
     return std::make_unique<detail::spelled_softmax_step>(
         static_cast<const detail::spelled_softmax_step&>(like), s.args[0], s.result);
   return std::make_unique<detail::softmax_step>(static_cast<const detail::softmax_step&>(like),

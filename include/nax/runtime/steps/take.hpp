@@ -12,14 +12,15 @@
 #include <nax/core/shape.hpp>
 #include <nax/graph/program.hpp>
 #include <nax/kernels/step_kernel.hpp>
+#include <nax/runtime/step_request.hpp>
 
 namespace nax::NAX_ISA::runtime {
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_take_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::take_op&,
+                                                                   const step_request& request);
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_scatter_add_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes);
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::scatter_add_op&,
+                                                                   const step_request& request);
 
 }  // namespace nax::runtime
 
@@ -160,18 +161,22 @@ inline take_indices indices_of(const graph::program_step& s, std::span<const nax
 
 }  // namespace detail
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_take_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const std::uint32_t axis = s.as<graph::take_op>().axis;
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::take_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
+  const std::uint32_t axis = op.axis;
   std::size_t outer = 0, inner = 0;
   detail::take_indices ix = detail::indices_of(s, shapes, axis, "take", outer, inner);
   const std::size_t row = inner * size_of(shapes[s.args[0]].dtype());
   return std::make_unique<detail::take_step>(std::move(ix), s.args[0], s.result, outer, row);
 }
 
-NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_scatter_add_step(
-    const graph::program_step& s, std::span<const nax::shape> shapes) {
-  const std::uint32_t axis = s.as<graph::scatter_add_op>().axis;
+NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::scatter_add_op& op,
+                                                                   const step_request& request) {
+  const graph::program_step& s = request.step;
+  const std::span<const nax::shape> shapes = request.shapes;
+  const std::uint32_t axis = op.axis;
   std::size_t outer = 0, inner = 0;
   detail::take_indices ix = detail::indices_of(s, shapes, axis, "scatter_add", outer, inner);
   const nax::dtype t = shapes[s.args[0]].dtype();
