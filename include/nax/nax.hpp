@@ -33,6 +33,7 @@
 #include <nax/typed/arg_reduce.hpp>
 #include <nax/typed/axis_split.hpp>
 #include <nax/typed/creation.hpp>
+#include <nax/typed/cumsum.hpp>
 #include <nax/typed/dot.hpp>
 #include <nax/typed/dynamic_slice.hpp>
 #include <nax/typed/elementwise.hpp>
@@ -42,12 +43,12 @@
 #include <nax/typed/layer_norm.hpp>
 #include <nax/typed/layout.hpp>
 #include <nax/typed/one_hot.hpp>
-#include <nax/typed/take.hpp>
 #include <nax/typed/optim.hpp>
 #include <nax/typed/random.hpp>
 #include <nax/typed/reduce.hpp>
 #include <nax/typed/size.hpp>
 #include <nax/typed/softmax.hpp>
+#include <nax/typed/take.hpp>
 #include <nax/typed/tensor.hpp>
 #include <nax/typed/tensor_view.hpp>
 
@@ -68,8 +69,9 @@
 #include <nax/jit/jit.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
-#include <nax/jit/traced_take.hpp>
+#include <nax/jit/traced_cumsum.hpp>
 #include <nax/jit/traced_ops.hpp>
+#include <nax/jit/traced_take.hpp>
 #include <nax/jit/typed_dyn.hpp>
 #include <nax/jit/value_and_grad.hpp>
 

@@ -44,6 +44,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
 #include <nax/graph/infer/convert.hpp>
+#include <nax/graph/infer/cumsum.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
@@ -115,6 +116,7 @@ const char nax_runtime_instruction_set_check = 0;
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/convert.hpp>
 #include <nax/runtime/steps/copy.hpp>
+#include <nax/runtime/steps/cumsum.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/generate.hpp>

@@ -57,6 +57,11 @@ void add_graph_cases(case_map& c) {
     auto ids = b.parameter("ids", f32({"batch"}));
     (void)g::take(embed, "vocab", ids);
   };
+  c["graph-cumsum-type"] = [] {
+    g::builder b;
+    auto m = b.parameter("m", shape::make(dtype::boolean, {"batch", 4}));
+    (void)g::cumsum(m, "batch");
+  };
   c["graph-parameter"] = [] {
     g::builder b;
     (void)b.parameter("x", f32({"batch", 4}));

@@ -95,10 +95,10 @@ TEST_CASE("errors name the op, the operand and the axis") {
                                          "without a name"),
                        nax::shape_error);
   CHECK_THROWS_WITH_AS(g::iota(b, shape::make(dtype::boolean, {3}), 0),
-                       "nax::graph::iota: needs f32, f64, i32 or i64 elements, not bool",
+                       "nax::graph::iota: needs f32, f64, i32 or i64 elements, not bool[3]",
                        nax::shape_error);
   CHECK_THROWS_WITH_AS(g::uniform(b, shape::make(dtype::i32, {3}), 1),
-                       "nax::graph::random_uniform: needs f32 or f64 elements, not i32",
+                       "nax::graph::random_uniform: needs f32 or f64 elements, not i32[3]",
                        nax::shape_error);
   CHECK_THROWS_WITH_AS(g::normal(b, shape::make(dtype::f32, {3}), 1, 0, -2),
                        "nax::graph::random_normal: stddev (-2.000000) is negative",

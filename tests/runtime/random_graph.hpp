@@ -2,7 +2,7 @@
 // Random runtime graphs for the end-to-end tests: a few parameters over named axes batch
 // (dynamic), seq (dynamic, <= 16), h and k (static), and 3 to 14 random ops on them
 // (elementwise, reductions, softmax, layer_norm, transpose, dot_general, reshape, slice,
-// broadcast, concat), with one or two results.
+// broadcast, concat, cumsum), with one or two results.
 
 #include <nax/graph/ops.hpp>
 
@@ -47,7 +47,7 @@ struct graph {
       const std::size_t r = a.shape().rank();
       g::value made;
       try {
-        switch (std::uniform_int_distribution<int>(0, 12)(rng)) {
+        switch (std::uniform_int_distribution<int>(0, 13)(rng)) {
           case 0: made = chance(2) ? g::tanh(a) : g::sigmoid(a); break;
           case 1: made = chance(2) ? g::gelu(a) : g::relu(a) * 0.5 + 0.25; break;
           case 2: {
@@ -118,6 +118,13 @@ struct graph {
             break;
           }
           case 12: made = g::concat({a, g::neg(a)}, "k"); break;
+          case 13: {
+            if (r == 0) continue;
+            const std::size_t axis = std::uniform_int_distribution<std::size_t>(0, r - 1)(rng);
+            const bool exclusive = chance(2), reverse = chance(2);
+            made = g::cumsum(a, axis, {exclusive, reverse});
+            break;
+          }
         }
       } catch (const nax::shape_error&) {
         continue;  // an op these operands do not allow

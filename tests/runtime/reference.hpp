@@ -458,6 +458,25 @@ inline std::vector<dense> evaluate(const g::builder& b, std::span<const nax::dyn
         });
         break;
       }
+      case g::op_kind::cumsum: {
+        const dense& x = arg(0);
+        const g::cumsum_op& op = n.as<g::cumsum_op>();
+        const std::size_t extent = x.ext[op.axis];
+        for_each_index(out.ext, [&](std::span<const std::size_t> idx) {
+          std::vector<std::size_t> src(idx.begin(), idx.end());
+          const std::size_t j = idx[op.axis];
+          double sum = 0;
+          for (std::size_t i = 0; i < extent; ++i) {
+            const bool counted = op.options.reverse ? (op.options.exclusive ? i > j : i >= j)
+                                                    : (op.options.exclusive ? i < j : i <= j);
+            if (!counted) continue;
+            src[op.axis] = i;
+            sum += x.v[x.offset(src)];
+          }
+          out.v[out.offset(idx)] = sum;
+        });
+        break;
+      }
       default: throw std::logic_error("reference: no op " + std::string(g::name(n.kind())));
     }
     // An integer node holds integers (the mean of integers truncates toward zero, as nax's), a

@@ -23,6 +23,7 @@
 #include <nax/graph/axis_ref.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/value_axis.hpp>
+#include <nax/ops/cumsum.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
@@ -76,6 +77,10 @@ class builder {
   /// position). x has numeric elements; an empty axis is an error (here if static, else when the
   /// executable specializes).
   NAX_RUNTIME_INLINE value arg_reduce(arg_kind kind, value x, axis_ref axis);
+
+  /// The cumulative sum of x along `axis` (ONNX CumSum), of x's shape and element type (f32,
+  /// f64, i32 or i64); `options` says which positions each element sums (ops/cumsum.hpp).
+  NAX_RUNTIME_INLINE value cumsum(value x, axis_ref axis, cumsum_options options = {});
 
   // Tensors made from their shape alone (no inputs). Every dynamic axis of s is named, and bound
   // when the graph runs: an input's axis, or one renamed from it (builder::rename).
@@ -340,6 +345,7 @@ inline node_id builder::operand(std::string_view op, const value& v) const {
 #include <nax/graph/infer/common.hpp>
 #include <nax/graph/infer/concat.hpp>
 #include <nax/graph/infer/convert.hpp>
+#include <nax/graph/infer/cumsum.hpp>
 #include <nax/graph/infer/dot_general.hpp>
 #include <nax/graph/infer/dynamic_slice.hpp>
 #include <nax/graph/infer/elementwise.hpp>
@@ -403,6 +409,10 @@ NAX_RUNTIME_INLINE value builder::reduce(ops::reduce_kind kind, value x,
 NAX_RUNTIME_INLINE value builder::arg_reduce(arg_kind kind, value x, axis_ref axis) {
   const node_id xi = operand(kind == arg_kind::argmax ? "argmax" : "argmin", x);
   return push(detail::infer_arg_reduce(graph_, kind, xi, axis));
+}
+
+NAX_RUNTIME_INLINE value builder::cumsum(value x, axis_ref axis, cumsum_options options) {
+  return push(detail::infer_cumsum(graph_, operand("cumsum", x), axis, options));
 }
 
 NAX_RUNTIME_INLINE value builder::iota(nax::shape s, axis_ref axis) {

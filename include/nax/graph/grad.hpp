@@ -53,6 +53,7 @@ inline std::vector<value> grad(const value& y, std::initializer_list<value> wrt,
 #include <nax/graph/external_kernel.hpp>
 #include <nax/graph/ops.hpp>
 #include <nax/graph/vjp/common.hpp>
+#include <nax/graph/vjp/cumsum.hpp>
 #include <nax/graph/vjp/dot_general.hpp>
 #include <nax/graph/vjp/elementwise.hpp>
 #include <nax/graph/vjp/layout.hpp>

@@ -19,6 +19,7 @@
 #include <nax/core/isa.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/op_record.hpp>
+#include <nax/ops/cumsum.hpp>
 #include <nax/ops/list.hpp>
 #include <nax/ops/random.hpp>
 #include <nax/ops/reduce_kind.hpp>
@@ -219,6 +220,15 @@ struct random_op {
                                     tiling_rule::never};
   friend bool operator==(const random_op& x, const random_op& y) noexcept;
 };
+/// The cumulative sum of the input along `axis` (ONNX CumSum; nax::cumsum_options says which
+/// positions each element sums), of the input's shape and element type.
+struct cumsum_op {
+  std::uint32_t axis = 0;
+  cumsum_options options;
+  static constexpr op_record record{"cumsum", gradient_rule::vjp, kernel_rule::made,
+                                    tiling_rule::not_axis_0};
+  friend bool operator==(const cumsum_op&, const cumsum_op&) = default;
+};
 /// Which position arg_reduce finds: of the first largest or of the first smallest element.
 enum class arg_kind : std::uint8_t { argmax, argmin };
 /// The position (i64) of the first largest (smallest) element of the input along `axis`, which
@@ -300,6 +310,7 @@ struct extra_result_op {
   X(iota)                     \
   X(random)                   \
   X(arg_reduce)               \
+  X(cumsum)                   \
   X(external)                 \
   X(fused_elementwise)        \
   X(fused_dense)              \

@@ -137,6 +137,11 @@ inline value argmin(const value& x, axis_ref axis) {
   return x.owner().arg_reduce(arg_kind::argmin, x, axis);
 }
 
+/// The cumulative sum along an axis (ONNX CumSum; `options`: nax::cumsum_options).
+inline value cumsum(const value& x, axis_ref axis, cumsum_options options = {}) {
+  return x.owner().cumsum(x, axis, options);
+}
+
 /// dot_general(a, b, {{1, 0}}): contract a's axis 1 with b's axis 0; `batch` pairs are matched.
 inline value dot_general(const value& a, const value& b, std::initializer_list<axis_pair> contract,
                          std::initializer_list<axis_pair> batch = {}) {

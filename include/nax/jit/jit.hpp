@@ -39,6 +39,7 @@
 #include <nax/jit/fused_expression.hpp>
 #include <nax/jit/traced.hpp>
 #include <nax/jit/traced_creation.hpp>
+#include <nax/jit/traced_cumsum.hpp>
 #include <nax/jit/traced_ops.hpp>
 #include <nax/jit/traced_take.hpp>
 #include <nax/jit/typed_dyn.hpp>

@@ -46,18 +46,14 @@ template <class X>
 auto traced_random(const X& x, rng key, ops::distribution d, double a, double b) {
   using V = typename X::value_type;
   using L = typename X::axes_type;
-  // An error here means a random tensor of integers or bools was asked for.
-  static_assert(std::is_floating_point_v<V>, "nax: random tensors have float or double elements");
+  static_assert(check_random_type<V>());
   return make_traced<V, L>(builder_of(x).random(traced_shape<V, L>(), d, key, a, b));
 }
 
 template <graph::arg_kind Kind, class A, class X>
 auto traced_arg_reduce(const X& x) {
   using L = typename X::axes_type;
-  // An error here means the axis is not an axis of the expression.
-  static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
-  static_assert(!std::is_same_v<typename X::value_type, bool>,
-                "nax: argmax and argmin of bools: cast to int first");
+  static_assert(check_arg_reduce<A, X>());
   const graph::value v = lower(x);
   return make_traced<std::int64_t, axes_difference<L, axes<A>>>(
       v.owner().arg_reduce(Kind, v, graph::axis_ref(A::name)));

@@ -424,11 +424,7 @@ requires(expression<XA>&& expression<XB> &&
 template <class A, class X, class Outcome = axes_missing_from<X, A>>
 requires(expression<X>&& detail::is_traced_v<X> && !detail::fails<Outcome>) auto softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
-  // An error here means the softmax axis is not an axis of the expression.
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
-  static_assert(std::is_floating_point_v<typename E::value_type>,
-                "nax::softmax needs floating-point elements");
+  static_assert(detail::check_softmax<A, E, false>());
   const graph::value v = detail::lower(x);
   return detail::make_traced<typename E::value_type, typename E::axes_type>(
       v.owner().softmax(v, graph::axis_ref(A::name)));
@@ -439,10 +435,7 @@ template <class A, class X, class Outcome = axes_missing_from<X, A>>
 requires(expression<X>&& detail::is_traced_v<X> &&
          !detail::fails<Outcome>) auto log_softmax(X&& x) {
   using E = std::remove_cvref_t<X>;
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
-  static_assert(std::is_floating_point_v<typename E::value_type>,
-                "nax::log_softmax needs floating-point elements");
+  static_assert(detail::check_softmax<A, E, true>());
   const graph::value v = detail::lower(x);
   return detail::make_traced<typename E::value_type, typename E::axes_type>(
       v.owner().log_softmax(v, graph::axis_ref(A::name)));
@@ -458,10 +451,7 @@ requires(expression<X> && (detail::is_traced_v<X> || detail::is_traced_v<G> ||
   using V = typename E::value_type;
   static_assert(detail::is_traced_v<X>,
                 "nax::jit: layer_norm's operand must be computed from the traced inputs");
-  // An error here means the normalized axis is not an axis of x.
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
-  static_assert(std::is_floating_point_v<V>, "nax::layer_norm needs floating-point elements");
+  static_assert(detail::check_layer_norm<A, E>());
   const graph::value v = detail::lower(x);
   graph::builder& g = v.owner();
   const graph::value gv = detail::layer_norm_parameter<A, V>(g, std::remove_cvref_t<G>(gamma));

@@ -14,6 +14,7 @@
 #include <span>
 #include <type_traits>
 
+#include <nax/core/around_axis.hpp>
 #include <nax/core/dtype.hpp>
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
@@ -203,10 +204,10 @@ inline rows_plan plan_rows(nax::dtype type, std::span<const std::size_t> extents
                                    detail::list_to_string(extents));
   rows_plan p;
   p.type = type;
-  p.outer = 1;
-  for (std::size_t k = 0; k < axis; ++k) p.outer *= extents[k];
-  p.n = extents[axis];
-  for (std::size_t k = axis + 1; k < extents.size(); ++k) p.inner *= extents[k];
+  const nax::detail::around_axis around = nax::detail::split_around(extents, axis);
+  p.outer = around.outer;
+  p.n = around.n;
+  p.inner = around.inner;
   const std::size_t eb = size_of(type);
   if (p.outer * p.n * p.inner == 0) return p;
   if (p.inner == 1) {

@@ -44,6 +44,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> copy_step_kernel(
 #include <nax/runtime/steps/concat.hpp>
 #include <nax/runtime/steps/convert.hpp>
 #include <nax/runtime/steps/copy.hpp>
+#include <nax/runtime/steps/cumsum.hpp>
 #include <nax/runtime/steps/dot_general.hpp>
 #include <nax/runtime/steps/dynamic_slice.hpp>
 #include <nax/runtime/steps/elementwise.hpp>

@@ -8,8 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <boost/mp11/algorithm.hpp>
-
+#include <nax/core/around_axis.hpp>
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
@@ -23,28 +22,24 @@
 namespace nax::NAX_ISA {
 namespace detail {
 
+/// What argmax<A> and argmin<A> ask of an expression X, typed or traced.
+template <class A, class X>
+constexpr bool check_arg_reduce() {
+  // An error here means the axis is not an axis of the expression.
+  static_assert(require<axes_contains_v<typename X::axes_type, A>,
+                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  static_assert(!std::is_same_v<typename X::value_type, bool>,
+                "nax: argmax and argmin of bools: cast to int first");
+  return true;
+}
+
 template <bool Max, class A, class X>
 auto arg_reduce(const X& x, std::string_view op) {
   using L = typename X::axes_type;
-  using V = typename X::value_type;
-  // An error here means the axis is not an axis of the expression.
-  static_assert(require<axes_contains_v<L, A>, error::axis_not_in_list<axis_diagnostic_name<A>>>);
-  static_assert(!std::is_same_v<V, bool>, "nax: argmax and argmin of bools: cast to int first");
+  static_assert(check_arg_reduce<A, X>());
   using Kept = axes_difference<L, axes<A>>;
-  constexpr std::size_t at = axes_index_of_v<L, A>;
   const auto dense = nax::eval(x);  // x's axes, x's order
-  std::size_t outer = 1, inner = 1, n = 0, k = 0;
-  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, L>>([&](auto id) {
-    using B = typename decltype(id)::type;
-    const std::size_t e = dense.template extent<B>();
-    if (k < at)
-      outer *= e;
-    else if (k == at)
-      n = e;
-    else
-      inner *= e;
-    ++k;
-  });
+  const auto [outer, n, inner] = nax::detail::split_around_tensor(dense, axes_index_of_v<L, A>);
   if (n == 0) throw_shape_error(op, ": axis '", A::name, "' is empty");
   auto out = [&]<class... K>(axes<K...>) {
     return tensor_with_extents_of<std::int64_t, K...>(dense);

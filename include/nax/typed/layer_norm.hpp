@@ -41,6 +41,17 @@ void check_parameter([[maybe_unused]] const E& e, [[maybe_unused]] const P& p,
   (check_parameter_axis<A>(e, p, what), ...);
 }
 
+/// What layer_norm<A> asks of its operand E, typed or traced.
+template <class A, class E>
+constexpr bool check_layer_norm() {
+  // An error here means the normalized axis is not an axis of x.
+  static_assert(require<axes_contains_v<typename E::axes_type, A>,
+                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  static_assert(std::is_floating_point_v<typename E::value_type>,
+                "nax::layer_norm needs floating-point elements");
+  return true;
+}
+
 }  // namespace detail
 
 /// Normalizes x along axis A to zero mean and unit variance (biased, as PyTorch), then scales
@@ -52,10 +63,7 @@ requires expression<X>
 auto layer_norm(X&& x, G&& gamma, B&& beta, S eps = 1e-5) {
   using E = detail::expression_of<X>;
   using V = typename E::value_type;
-  // An error here means the normalized axis is not an axis of x.
-  static_assert(detail::require<axes_contains_v<typename E::axes_type, A>,
-                                error::axis_not_in_list<detail::axis_diagnostic_name<A>>>);
-  static_assert(std::is_floating_point_v<V>, "nax::layer_norm needs floating-point elements");
+  static_assert(detail::check_layer_norm<A, E>());
   const E e = detail::as_expression<V>(std::forward<X>(x));
   const auto g = detail::as_expression<V>(std::forward<G>(gamma));
   const auto b = detail::as_expression<V>(std::forward<B>(beta));

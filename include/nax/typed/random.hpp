@@ -24,11 +24,18 @@
 namespace nax::NAX_ISA {
 namespace detail {
 
+/// What a random tensor of T asks, typed or traced.
+template <class T>
+constexpr bool check_random_type() {
+  // An error here means a random tensor of integers or bools was asked for.
+  static_assert(std::is_floating_point_v<T>, "nax: random tensors have float or double elements");
+  return true;
+}
+
 template <class T>
 void fill_random(T* out, std::size_t n, std::string_view op, rng key, ops::distribution d, double a,
                  double b) {
-  // An error here means a random tensor of integers or bools was asked for.
-  static_assert(std::is_floating_point_v<T>, "nax: random tensors have float or double elements");
+  static_assert(check_random_type<T>());
   ops::check_random_parameters(op, d, a, b);
   kernels::fill_random(out, n, ops::random_key(key), d, a, b);
 }

@@ -30,14 +30,26 @@
 namespace nax::NAX_ISA {
 namespace detail {
 
+/// What softmax<A> and log_softmax<A> ask of an expression E, typed or traced.
+template <class A, class E, bool Log>
+constexpr bool check_softmax() {
+  // An error here means the softmax axis is not an axis of the expression.
+  static_assert(require<axes_contains_v<typename E::axes_type, A>,
+                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
+  if constexpr (Log)
+    static_assert(std::is_floating_point_v<typename E::value_type>,
+                  "nax::log_softmax needs floating-point elements");
+  else
+    static_assert(std::is_floating_point_v<typename E::value_type>,
+                  "nax::softmax needs floating-point elements");
+  return true;
+}
+
 template <class A, bool Log, class X>
 auto softmax_impl(X&& x) {
   using E = expression_of<X>;
   using V = typename E::value_type;
-  // An error here means the softmax axis is not an axis of the expression.
-  static_assert(require<axes_contains_v<typename E::axes_type, A>,
-                        error::axis_not_in_list<axis_diagnostic_name<A>>>);
-  static_assert(std::is_floating_point_v<V>, "nax::softmax needs floating-point elements");
+  static_assert(check_softmax<A, E, Log>());
   const E e = as_expression<V>(std::forward<X>(x));
   tensor_of<V, typename E::axes_type> out(extents_over<typename E::axes_type>::of(e));
   for_each_row<A, V>(e, out, softmax_row<V, Log>{});

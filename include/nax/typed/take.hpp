@@ -29,6 +29,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <nax/core/around_axis.hpp>
 #include <nax/core/axis.hpp>
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
@@ -86,26 +87,6 @@ void check_take_indices(std::string_view op, const Dense& idx, std::size_t n) {
   }
 }
 
-/// Sizes of the axes of L before, at and after A in dense tensor t: {outer, n, inner}.
-template <class L, class A, class Dense>
-std::array<std::size_t, 3> split_at_axis(const Dense& t) {
-  constexpr std::size_t at = axes_index_of_v<L, A>;
-  std::array<std::size_t, 3> s{1, 0, 1};
-  std::size_t k = 0;
-  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, L>>([&](auto id) {
-    using B = typename decltype(id)::type;
-    const std::size_t e = t.template extent<B>();
-    if (k < at)
-      s[0] *= e;
-    else if (k == at)
-      s[1] = e;
-    else
-      s[2] *= e;
-    ++k;
-  });
-  return s;
-}
-
 /// x itself if it is a tensor (dense, in its own axis order), else its value: no copy of an
 /// embedding table per lookup.
 template <class X>
@@ -137,7 +118,7 @@ auto take_impl(const X& data, const Y& indices) {
   static_assert(check_unique_axes<R>);  // an error here: the indices share an axis with the data
   const auto& dense = dense_of(data);
   const auto& idx = dense_of(indices);
-  const auto [outer, n, inner] = split_at_axis<L, A>(dense);
+  const auto [outer, n, inner] = nax::detail::split_around_tensor(dense, axes_index_of_v<L, A>);
   check_take_indices<A, I>("nax::take", idx, n);
   auto out = [&]<class... K>(axes<K...>) {
     if constexpr (sizeof...(K) == 0) {
@@ -173,7 +154,7 @@ auto take_along_impl(const X& x, const Y& indices) {
   static_assert(axes_same_set_v<Kept, typename Y::axes_type>,
                 "nax::take_along<A>(x, indices): the indices' axes must be x's axes but A");
   const auto& dense = dense_of(x);
-  const auto [outer, n, inner] = split_at_axis<L, A>(dense);
+  const auto [outer, n, inner] = nax::detail::split_around_tensor(dense, axes_index_of_v<L, A>);
   // The indices in x's order (a permutation; nax::shape_error naming an axis whose extents
   // disagree).
   auto idx = [&]<class... K>(axes<K...>) {

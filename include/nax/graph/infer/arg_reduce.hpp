@@ -29,9 +29,7 @@ NAX_RUNTIME_INLINE node infer_arg_reduce(const ir& g, arg_kind kind, node_id x, 
   const std::string_view op = kind == arg_kind::argmax ? "argmax" : "argmin";
   const nax::shape& xs = g[x].shape;
   const std::size_t i = resolve_axis(op, 0, xs, axis);
-  if (!ops::is_numeric(xs.dtype()))
-    nax::detail::throw_shape_error("nax::graph::", op,
-                                   ": needs f32, f64, i32 or i64 elements, not ", xs.to_string());
+  require_numeric(op, xs);
   if (xs[i].is_static() && xs[i].extent() == 0)
     nax::detail::throw_shape_error("nax::graph::", op, ": ", axis_subject(xs[i], i), " of ",
                                    xs.to_string(), " is empty");

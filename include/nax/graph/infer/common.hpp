@@ -30,10 +30,17 @@ NAX_RUNTIME_INLINE void check_unique_names(const node& n, std::string_view op);
 /// "axis 'seq'" for a named dim, else "axis 2".
 NAX_RUNTIME_INLINE std::string axis_subject(const dim& d, std::size_t i);
 
+/// The element types an op takes, and the one message for any other: nax::shape_error
+/// "nax::graph::<op>: needs f32 or f64 elements, not i32[batch, 4]" (floating), or "needs f32,
+/// f64, i32 or i64 elements, not ..." (numeric), naming the operand's shape.
+NAX_RUNTIME_INLINE void require_floating(std::string_view op, const nax::shape& s);
+NAX_RUNTIME_INLINE void require_numeric(std::string_view op, const nax::shape& s);
+
 }  // namespace nax::graph::detail
 
 #if NAX_RUNTIME_DEFINITIONS
 #include <nax/core/shape_error.hpp>
+#include <nax/ops/dtype_rules.hpp>
 
 namespace nax::NAX_ISA::graph::detail {
 
@@ -76,6 +83,18 @@ NAX_RUNTIME_INLINE void check_unique_names(const node& n, std::string_view op) {
 NAX_RUNTIME_INLINE std::string axis_subject(const dim& d, std::size_t i) {
   return d.has_name() ? nax::detail::message("axis '", d.name().view(), "'")
                       : nax::detail::message("axis ", i);
+}
+
+NAX_RUNTIME_INLINE void require_floating(std::string_view op, const nax::shape& s) {
+  if (!ops::is_floating(s.dtype()))
+    nax::detail::throw_shape_error("nax::graph::", op, ": needs f32 or f64 elements, not ",
+                                   s.to_string());
+}
+
+NAX_RUNTIME_INLINE void require_numeric(std::string_view op, const nax::shape& s) {
+  if (!ops::is_numeric(s.dtype()))
+    nax::detail::throw_shape_error("nax::graph::", op,
+                                   ": needs f32, f64, i32 or i64 elements, not ", s.to_string());
 }
 
 }  // namespace nax::graph::detail

@@ -41,7 +41,7 @@ NAX_RUNTIME_INLINE node infer_dot_general(const ir& g, node_id a, node_id b,
   };
   if (as.dtype() != bs.dtype())
     fail("element types differ: ", name(as.dtype()), " vs ", name(bs.dtype()));
-  if (!ops::is_floating(as.dtype())) fail("needs f32 or f64 operands, not ", name(as.dtype()));
+  if (!ops::is_floating(as.dtype())) fail("needs f32 or f64 elements, not ", name(as.dtype()));
   std::vector<int> a_role(as.rank(), 0), b_role(bs.rank(), 0);  // 0 free, 1 contracted, 2 batch
   dot_general_op attrs;
   nax::detail::small_vector<dim, 6> out;

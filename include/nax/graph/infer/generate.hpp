@@ -47,9 +47,7 @@ NAX_RUNTIME_INLINE void check_generated_shape(std::string_view op, const nax::sh
 }
 
 NAX_RUNTIME_INLINE node infer_iota(const nax::shape& s, axis_ref axis) {
-  if (!ops::is_numeric(s.dtype()))
-    nax::detail::throw_shape_error("nax::graph::iota: needs f32, f64, i32 or i64 elements, not ",
-                                   name(s.dtype()));
+  require_numeric("iota", s);
   check_generated_shape("iota", s);
   node n;
   n.op = iota_op{static_cast<std::uint32_t>(resolve_axis("iota", 0, s, axis))};
@@ -60,9 +58,7 @@ NAX_RUNTIME_INLINE node infer_iota(const nax::shape& s, axis_ref axis) {
 NAX_RUNTIME_INLINE node infer_random(const nax::shape& s, ops::distribution d, nax::rng key,
                                      double a, double b) {
   const std::string op = nax::detail::message("random_", ops::name(d));
-  if (!ops::is_floating(s.dtype()))
-    nax::detail::throw_shape_error("nax::graph::", op, ": needs f32 or f64 elements, not ",
-                                   name(s.dtype()));
+  require_floating(op, s);
   ops::check_random_parameters(nax::detail::message("nax::graph::", op), d, a, b);
   check_generated_shape(op, s);
   random_op attrs;

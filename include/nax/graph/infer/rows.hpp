@@ -30,9 +30,7 @@ namespace nax::NAX_ISA::graph::detail {
 NAX_RUNTIME_INLINE node infer_softmax(const ir& g, node_id x, axis_ref axis, bool log) {
   const std::string_view op = log ? "log_softmax" : "softmax";
   const nax::shape& xs = g[x].shape;
-  if (!ops::is_floating(xs.dtype()))
-    nax::detail::throw_shape_error("nax::graph::", op, ": needs f32 or f64, not ",
-                                   name(xs.dtype()));
+  require_floating(op, xs);
   node n;
   n.op = softmax_op{.axis = static_cast<std::uint32_t>(resolve_axis(op, 0, xs, axis)), .log = log};
   n.inputs.push_back(x);
@@ -44,9 +42,7 @@ NAX_RUNTIME_INLINE node infer_layer_norm(const ir& g, node_id x, node_id gamma, 
                                          axis_ref axis, double epsilon) {
   constexpr std::string_view op = "layer_norm";
   const nax::shape& xs = g[x].shape;
-  if (!ops::is_floating(xs.dtype()))
-    nax::detail::throw_shape_error("nax::graph::layer_norm: needs f32 or f64, not ",
-                                   name(xs.dtype()));
+  require_floating(op, xs);
   const std::size_t i = resolve_axis(op, 0, xs, axis);
   const node_id params[2] = {gamma, beta};
   for (std::size_t p = 0; p < 2; ++p) {

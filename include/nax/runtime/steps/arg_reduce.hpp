@@ -24,6 +24,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::
 #include <cstdint>
 #include <nax/runtime/kernel_arena.hpp>
 
+#include <nax/core/around_axis.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/arg_reduce.hpp>
 #include <nax/runtime/operand_layout.hpp>
@@ -73,10 +74,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::
   const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& x = shapes[s.args[0]];
   const extents_vector ext = extents_of(x);
-  std::size_t outer = 1, inner = 1;
-  for (std::size_t i = 0; i < op.axis; ++i) outer *= ext[i];
-  for (std::size_t i = op.axis + 1; i < ext.size(); ++i) inner *= ext[i];
-  const std::size_t n = ext[op.axis];
+  const auto [outer, n, inner] = nax::detail::split_around(ext, op.axis);
   if (n == 0)
     nax::detail::throw_shape_error("nax::executable: ", graph::op_label(s.op), " along ",
                                    x[op.axis].describe(), " of ", x.to_string(),

@@ -26,6 +26,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::
 #include <cstdint>
 #include <nax/runtime/kernel_arena.hpp>
 
+#include <nax/core/around_axis.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/iota.hpp>
 #include <nax/kernels/random.hpp>
@@ -74,11 +75,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::
   const std::span<const nax::shape> shapes = request.shapes;
   const nax::shape& out = shapes[s.result];
   const extents_vector ext = extents_of(out);
-  const std::size_t axis = op.axis;
-  std::size_t outer = 1, inner = 1;
-  for (std::size_t i = 0; i < axis; ++i) outer *= ext[i];
-  for (std::size_t i = axis + 1; i < ext.size(); ++i) inner *= ext[i];
-  const std::size_t n = ext[axis];
+  const auto [outer, n, inner] = nax::detail::split_around(ext, op.axis);
   switch (out.dtype()) {
     case nax::dtype::f32:
       return std::make_unique<detail::iota_step<float>>(s.result, outer, n, inner);

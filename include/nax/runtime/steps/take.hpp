@@ -32,6 +32,7 @@ NAX_RUNTIME_INLINE std::unique_ptr<kernels::step_kernel> make_step(const graph::
 #include <string_view>
 #include <nax/runtime/kernel_arena.hpp>
 
+#include <nax/core/around_axis.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/runtime/operand_layout.hpp>
 
@@ -143,10 +144,9 @@ inline take_indices indices_of(const graph::program_step& s, std::span<const nax
   const nax::shape& x = shapes[s.args[0]];
   const nax::shape& is = shapes[s.args[1]];
   const extents_vector ext = extents_of(x);
-  outer = 1;
-  inner = 1;
-  for (std::size_t i = 0; i < axis; ++i) outer *= ext[i];
-  for (std::size_t i = axis + 1; i < ext.size(); ++i) inner *= ext[i];
+  const nax::detail::around_axis around = nax::detail::split_around(ext, axis);
+  outer = around.outer;
+  inner = around.inner;
   take_indices t;
   t.at = s.args[1];
   t.wide = is.dtype() == nax::dtype::i64;
