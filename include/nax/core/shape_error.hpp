@@ -3,6 +3,7 @@
 // found at run time. Messages name the axis and the values involved.
 
 #include <charconv>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +45,19 @@ std::string message(const Pieces&... pieces) {
 template <class... Pieces>
 [[noreturn]] void throw_shape_error(const Pieces&... pieces) {
   throw shape_error(message(pieces...));
+}
+
+/// The one message of an axis whose extents disagree, after `prefix` (the op, or ""):
+/// "axis 'k' mismatch: 3 vs 4", or with the two sides named, "axis 'k' mismatch: a has 3, b has 4".
+[[noreturn]] inline void throw_axis_mismatch(std::string_view prefix, std::string_view axis,
+                                             std::size_t a, std::size_t b) {
+  throw_shape_error(prefix, "axis '", axis, "' mismatch: ", a, " vs ", b);
+}
+[[noreturn]] inline void throw_axis_mismatch(std::string_view prefix, std::string_view axis,
+                                             std::string_view side_a, std::size_t a,
+                                             std::string_view side_b, std::size_t b) {
+  throw_shape_error(prefix, "axis '", axis, "' mismatch: ", side_a, " has ", a, ", ", side_b,
+                    " has ", b);
 }
 
 }  // namespace core_detail

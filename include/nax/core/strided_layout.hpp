@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <span>
 
+#include <nax/core/row_major.hpp>
 #include <nax/core/small_vector.hpp>
 
 namespace nax {
@@ -102,11 +103,7 @@ class strided_layout {
     return strides_[p * rank() + axis];
   }
   /// Elements of the nest (1 for rank 0).
-  std::size_t size() const noexcept {
-    std::size_t n = 1;
-    for (std::size_t e : extents_) n *= e;
-    return n;
-  }
+  std::size_t size() const noexcept { return core_detail::element_count(extents_); }
 
   /// Merges the axes as coalesce_axes does; afterwards rank() >= 1.
   void coalesce() {

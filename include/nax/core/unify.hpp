@@ -31,8 +31,10 @@ inline dim unify_dims(const dim& a, const dim& b) {
     return name ? core_detail::message("axis '", name.view(), "'") : std::string("dimension");
   };
   if (a.is_static() && b.is_static()) {
-    if (a.extent() != b.extent())
-      core_detail::throw_shape_error(subject(), " mismatch: ", a.extent(), " vs ", b.extent());
+    if (a.extent() != b.extent()) {
+      if (name) core_detail::throw_axis_mismatch("", name.view(), a.extent(), b.extent());
+      core_detail::throw_shape_error("dimension mismatch: ", a.extent(), " vs ", b.extent());
+    }
     return dim::named(name, a.extent());
   }
   if (a.is_static() || b.is_static()) {

@@ -20,6 +20,7 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -124,11 +125,7 @@ struct copy_plan {
 /// The strides (in elements) of a dense row-major tensor of these extents.
 inline std::vector<std::ptrdiff_t> dense_strides(std::span<const std::size_t> extents) {
   std::vector<std::ptrdiff_t> s(extents.size());
-  std::ptrdiff_t step = 1;
-  for (std::size_t k = extents.size(); k-- > 0;) {
-    s[k] = step;
-    step *= static_cast<std::ptrdiff_t>(extents[k]);
-  }
+  nax::core_detail::fill_row_major_strides(extents, s);
   return s;
 }
 

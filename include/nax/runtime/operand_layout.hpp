@@ -12,6 +12,7 @@
 
 #include <nax/core/isa.hpp>
 #include <nax/core/linkage.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/graph/program.hpp>
@@ -70,11 +71,7 @@ NAX_RUNTIME_INLINE extents_vector extents_of(const nax::shape& s) {
 NAX_RUNTIME_INLINE strides_vector dense_strides(const nax::shape& s) {
   strides_vector st;
   st.resize(s.rank());
-  std::ptrdiff_t acc = 1;
-  for (std::size_t i = s.rank(); i-- > 0;) {
-    st[i] = acc;
-    acc *= static_cast<std::ptrdiff_t>(s[i].extent());
-  }
+  nax::core_detail::fill_row_major_strides(extents_of(s), st);
   return st;
 }
 

@@ -21,6 +21,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/kernels/copy.hpp>
 #include <nax/kernels/gemm.hpp>
@@ -82,11 +83,7 @@ aligned_ptr<std::remove_const_t<typename View::value_type>> dense_in_group_order
         extent[i] = v.template extent<A>();
         src[i++] = v.template stride<A>();
       });
-  std::size_t count = 1;
-  for (std::size_t k = n; k-- > 0;) {
-    dst[k] = static_cast<std::ptrdiff_t>(count);
-    count *= extent[k];
-  }
+  const std::size_t count = nax::core_detail::fill_row_major_strides(extent, dst);
   aligned_ptr<V> copy = allocate_aligned<V>(count);
   if (count != 0)
     kernels::run_copy(kernels::plan_copy(sizeof(V), extent, src, dst), v.data(), copy.get());
@@ -124,8 +121,7 @@ void with_operand(const X& x, F&& f) {
 template <class A, class EA, class EB>
 void check_dot_extent(const EA& a, const EB& b) {
   const std::size_t ea = a.template extent<A>(), eb = b.template extent<A>();
-  if (ea != eb)
-    throw_shape_error("nax::dot: axis '", A::name, "' mismatch: a has ", ea, ", b has ", eb);
+  if (ea != eb) throw_axis_mismatch("nax::dot: ", A::name, "a", ea, "b", eb);
 }
 
 template <class EA, class EB>

@@ -78,8 +78,7 @@ void check_destination_extent(const E& e, std::size_t destination) {
   if constexpr (axes_contains_v<typename E::axes_type, A>) {
     const std::size_t own = e.template extent<A>();
     if (own != destination)
-      throw_shape_error("axis '", A::name, "' mismatch: destination has ", destination,
-                        ", expression has ", own);
+      throw_axis_mismatch("", A::name, "destination", destination, "expression", own);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/diagnostics.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/strided_layout.hpp>
 #include <nax/exec/thread_pool.hpp>
@@ -32,13 +33,6 @@
 namespace nax::NAX_ISA {
 
 namespace detail {
-
-template <std::size_t R>
-std::size_t element_count(const std::array<std::size_t, R>& ext) {
-  std::size_t n = 1;
-  for (std::size_t x : ext) n *= x;
-  return n;
-}
 
 /// A typed reduction's loop after coalescing: its shape; how many of its axes are kept (a
 /// prefix when the inner axis is reduced, else a suffix: merged axes never mix kept and reduced
@@ -232,8 +226,8 @@ void reduce_into(const E& e, tensor_of<V, Kept>& out) {
   const reduce_loop<R> loop = coalesce_reduction<inner_reduced>(ext, c, d);
 
   const std::size_t items = reduce_items<inner_reduced>(loop);
-  const std::size_t per_item =
-      std::max<std::size_t>(1, element_count(ext) / std::max<std::size_t>(items, 1));
+  const std::size_t per_item = std::max<std::size_t>(
+      1, nax::core_detail::element_count(ext) / std::max<std::size_t>(items, 1));
   const std::size_t grain = std::max<std::size_t>(1, parallel_grain_elements / per_item);
   const bool staged = !contiguous_rows(c);
   parallel_for(0, items, grain, [&](std::size_t lo, std::size_t hi) {

@@ -12,6 +12,7 @@
 #include <nax/core/axis_list.hpp>
 #include <nax/core/extents.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/typed/expression.hpp>
 
@@ -20,12 +21,10 @@ namespace nax::NAX_ISA {
 namespace detail {
 template <class E>
 std::array<std::ptrdiff_t, E::rank()> row_major_strides(const E& e) {
+  std::array<std::size_t, E::rank()> ext{};
+  for (std::size_t k = 0; k < E::rank(); ++k) ext[k] = e.extent(k);
   std::array<std::ptrdiff_t, E::rank()> s{};
-  std::ptrdiff_t next = 1;
-  for (std::size_t k = E::rank(); k-- > 0;) {
-    s[k] = next;
-    next *= static_cast<std::ptrdiff_t>(e.extent(k));
-  }
+  nax::core_detail::fill_row_major_strides(ext, s);
   return s;
 }
 }  // namespace detail

@@ -179,7 +179,8 @@ TEST_CASE("zoom_in_grad names its mistakes") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(
       gnn::zoom_in_grad(g, program, nax::zeros<double, gnn::node, dyn>(gnn::node{5}, dyn{4})),
-      "nax::gnn::zoom_in_grad: axis 'dyn' mismatch: the result has 3, dout 4", nax::shape_error);
+      "nax::gnn::zoom_in_grad: axis 'dyn' mismatch: the result has 3, dout has 4",
+      nax::shape_error);
   CHECK_THROWS_WITH_AS(
       gnn::zoom_in_grad(g, program, nax::zeros<double, gnn::node, dyn>(gnn::node{6}, dyn{3})),
       "nax::gnn::zoom_in_grad: h has 6 nodes, the graph 5", nax::shape_error);

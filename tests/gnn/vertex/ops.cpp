@@ -125,6 +125,6 @@ TEST_CASE("inputs that do not fit the graph or each other are refused, naming th
                        nax::shape_error);
   const auto two = nax::zeros<float, gnn::node, dyn>(gnn::node{3}, dyn{2});
   const auto five = nax::zeros<float, gnn::node, dyn>(gnn::node{3}, dyn{5});
-  CHECK_THROWS_WITH_AS(v.src(two) + v.dst(five), "nax::gnn: axis 'dyn' mismatch: 2 and 5",
+  CHECK_THROWS_WITH_AS(v.src(two) + v.dst(five), "nax::gnn: axis 'dyn' mismatch: 2 vs 5",
                        nax::shape_error);
 }

@@ -148,3 +148,23 @@ TEST_CASE("layer_norm is not recognized when an intermediate escapes or the axes
   const g::program p = compile_steps(b, {d * g::rsqrt(var + 1e-5) * other});
   CHECK(kinds(p) == "fused_layer_norm, elementwise");
 }
+
+TEST_CASE("layer_norm is not recognized when the mean goes back along other axes (by position)") {
+  // Unnamed axes broadcast from the right: a mean over axis 1 of [2, 2, 3] is [2, 3], and
+  // x - mean pairs its axis 0 with x's axis 1 (the same extent, another meaning). Found by the
+  // fuzz target `run` (fused and unfused gave other bits).
+  g::builder b;
+  auto x = b.parameter("x", f32({2, 2, 3}));
+  auto norm = [](g::value v, std::size_t axis) {
+    auto d = v - g::mean(v, {axis});
+    return d * g::rsqrt(g::mean(d * d, {axis}) + 1e-3);
+  };
+  CHECK(kinds(compile_steps(b, {norm(x, 1)})).find("layer_norm") == std::string::npos);
+  // Over the first axis the mean's axes do land where they came from.
+  const g::program p0 = compile_steps(b, {norm(x, 0)});
+  REQUIRE(kinds(p0) == "fused_layer_norm");
+  CHECK(p0.steps[0].as<g::layer_norm_op>().axis == 0);
+  // Named axes broadcast by name: any axis.
+  auto n = b.parameter("n", f32({dim::named("a", 2), dim::named("b", 2), dim::named("c", 3)}));
+  CHECK(kinds(compile_steps(b, {norm(n, 1)})) == "fused_layer_norm");
+}

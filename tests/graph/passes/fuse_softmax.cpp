@@ -59,3 +59,19 @@ TEST_CASE("softmax is not recognized when an intermediate escapes or the axes di
   auto ew = g::exp(y * 2.0);
   CHECK(kinds(compile_steps(c, {ez / g::sum(ew, {"h"})})).find("softmax") == std::string::npos);
 }
+
+TEST_CASE("softmax is not recognized when the max or sum goes back along other axes") {
+  // Unnamed axes broadcast from the right (see the layer_norm pass's test of the same name).
+  g::builder b;
+  auto x = b.parameter("x", f32({2, 2, 3}));
+  auto softmax = [](g::value v, std::size_t axis) {
+    auto e = g::exp(v - g::reduce_max(v, {axis}));
+    return e / g::sum(e, {axis});
+  };
+  CHECK(kinds(compile_steps(b, {softmax(x, 1)})).find("softmax") == std::string::npos);
+  auto e = g::exp(x);
+  CHECK(kinds(compile_steps(b, {e / g::sum(e, {1})})).find("softmax") == std::string::npos);
+  CHECK(kinds(compile_steps(b, {softmax(x, 0)})) == "fused_softmax");
+  auto n = b.parameter("n", f32({dim::named("a", 2), dim::named("b", 2), dim::named("c", 3)}));
+  CHECK(kinds(compile_steps(b, {softmax(n, 1)})) == "fused_softmax");
+}

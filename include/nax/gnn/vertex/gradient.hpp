@@ -131,8 +131,8 @@ vertex_grads<T> zoom_in_grad(const csr& g, Program&& program, const tensor<T, no
     using X = typename decltype(a)::type;
     const std::size_t want = result.template extent<X>(), given = dout.template extent<X>();
     if (want != given)
-      nax::detail::throw_shape_error("nax::gnn::zoom_in_grad: axis '", X::name,
-                                     "' mismatch: the result has ", want, ", dout ", given);
+      nax::detail::throw_axis_mismatch("nax::gnn::zoom_in_grad: ", X::name, "the result", want,
+                                       "dout", given);
   });
 
   vertex_grads<T> grads;

@@ -265,9 +265,7 @@ class binary : public vertex_value_tag {
     mp::mp_for_each<mp::mp_transform<mp::mp_identity, shared>>([&](auto a) {
       using A = typename decltype(a)::type;
       const std::size_t le = extent_of<A>(l_), re = extent_of<A>(r_);
-      if (le != re)
-        nax::detail::throw_shape_error("nax::gnn: axis '", A::name, "' mismatch: ", le, " and ",
-                                       re);
+      if (le != re) nax::detail::throw_axis_mismatch("nax::gnn: ", A::name, le, re);
     });
   }
 

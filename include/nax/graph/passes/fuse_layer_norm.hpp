@@ -107,6 +107,9 @@ inline bool match_norm(const pattern_matcher& m, node_id n, ln_match& match) {
   if (!ops::is_floating(xs.dtype()) || !m.same_dims(m.at(n).shape, xs) ||
       !m.same_dims(m.at(d).shape, xs) || m.at(n).shape.dtype() != xs.dtype())
     return false;
+  // The mean and the variance each go back along the axis they were taken over.
+  if ((centered && !m.broadcasts_back(mu, xs, *axis)) || !m.broadcasts_back(var, xs, *axis))
+    return false;
   mem.push_back(var);
   mem.push_back(sq);
   if (centered) {

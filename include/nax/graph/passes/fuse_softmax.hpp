@@ -50,7 +50,7 @@ inline bool try_softmax(pattern_matcher& m, node_id y) {
   if (!m.is(e, ops::id::exp) || !axis || m.at(s).inputs[0] != e) return false;
   members.push_back(e);
   members.push_back(s);
-  node_id x = m.at(e).inputs[0];
+  node_id x = m.at(e).inputs[0], largest = 0;
   bool subtract_max = false;
   if (m.is(x, ops::id::sub)) {
     const node_id d = x, mx = m.at(d).inputs[1];
@@ -58,12 +58,16 @@ inline bool try_softmax(pattern_matcher& m, node_id y) {
       members.push_back(d);
       members.push_back(mx);
       x = m.at(d).inputs[0];
+      largest = mx;
       subtract_max = true;
     }
   }
   const nax::shape& xs = m.at(x).shape;
   if (!ops::is_floating(xs.dtype()) || !m.same_dims(m.at(y).shape, xs) ||
       !m.same_dims(m.at(e).shape, xs) || m.at(y).shape.dtype() != xs.dtype())
+    return false;
+  // The maximum and the sum each go back along the axis they were taken over.
+  if ((subtract_max && !m.broadcasts_back(largest, xs, *axis)) || !m.broadcasts_back(s, xs, *axis))
     return false;
   // Every op in x's type, as the kernel computes (an op in another type would round otherwise).
   for (node_id k : members)

@@ -7,7 +7,9 @@
 #include <optional>
 #include <vector>
 
+#include <nax/core/broadcast.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/shape_error.hpp>
 #include <nax/graph/ir.hpp>
 #include <nax/graph/passes/fusion_group.hpp>
 #include <nax/ops/list.hpp>
@@ -58,6 +60,25 @@ class pattern_matcher {
 
   static bool same_dims(const nax::shape& a, const nax::shape& b) {
     return a.rank() == b.rank() && std::equal(a.dims().begin(), a.dims().end(), b.dims().begin());
+  }
+
+  /// Whether node r, of a reduction's shape over axis `axis` of a value of shape `full`, read by
+  /// an elementwise op of shape `full`, goes back where it was reduced from: its axis j to axis
+  /// j of `full` before `axis`, to j + 1 after it. By name that is so; by position (an axis
+  /// without a name) only when the reduced axis is the first, since operands then align from
+  /// the right: a mean over axis 1 of [2, 2, 3], subtracted, would pair its axis 0 with axis 1.
+  bool broadcasts_back(node_id r, const nax::shape& full, std::uint32_t axis) const {
+    const nax::shape& rs = g_[r].shape;
+    if (rs.rank() + 1 != full.rank()) return false;
+    std::vector<std::size_t> map(rs.rank());
+    try {
+      nax::broadcast_axis_map(rs, full, map);
+    } catch (const nax::shape_error&) {
+      return false;
+    }
+    for (std::size_t j = 0; j < rs.rank(); ++j)
+      if (map[j] != (j < axis ? j : j + 1)) return false;
+    return true;
   }
 
   /// Takes `members` as group gr with root `root` if they are all free and none but the root is

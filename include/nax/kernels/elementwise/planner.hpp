@@ -16,6 +16,7 @@
 
 #include <nax/core/dtype.hpp>
 #include <nax/core/isa.hpp>
+#include <nax/core/row_major.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/core/small_vector.hpp>
 #include <nax/core/strided_layout.hpp>
@@ -131,8 +132,8 @@ inline void ew_liveness(std::span<const elementwise_instruction> code,
 /// this core's share of the last-level cache.
 inline bool ew_streams(const ew_program_facts& f, std::span<const std::size_t> out_extents,
                        elementwise_streaming streaming) {
-  std::size_t elements = 1, bytes = 0;
-  for (std::size_t e : out_extents) elements *= e;
+  const std::size_t elements = nax::core_detail::element_count(out_extents);
+  std::size_t bytes = 0;
   for (std::size_t j = 0; j < f.n; ++j)
     if (f.is_output(j)) bytes += elements * size_of(f.types[f.k + j]);
   const cache_sizes& caches = machine_caches();

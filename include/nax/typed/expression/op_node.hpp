@@ -171,7 +171,7 @@ class op_node : public expression_base {
   static void check_one(const Arg& a, std::size_t first) {
     if constexpr (axes_contains_v<typename Arg::axes_type, A>) {
       const std::size_t e = a.template extent<A>();
-      if (e != first) throw_shape_error("axis '", A::name, "' mismatch: ", first, " vs ", e);
+      if (e != first) throw_axis_mismatch("", A::name, first, e);
     }
   }
 
