@@ -1,7 +1,8 @@
-// Each op's derivative (vjp, next to its body in ops/elementwise.hpp) against central finite
-// differences of its body, in double, at points away from its kinks; the ops come from the list,
-// so a new op is checked here with no new test code.
+// Each op's derivative (vjp, next to its body in ops/elementwise.hpp, evaluated by
+// ops/vjp_on_numbers.hpp) against central finite differences of its body, in double, at points away
+// from its kinks; the ops come from the list, so a new op is checked here with no new test code.
 #include <nax/ops/elementwise.hpp>
+#include <nax/ops/vjp_on_numbers.hpp>
 
 #include <doctest/doctest.h>
 
@@ -13,24 +14,6 @@
 #include <boost/mp11/algorithm.hpp>
 
 namespace {
-
-// The calculator the derivatives are written against (ops/elementwise.hpp), on doubles.
-struct scalar_calculator {
-  static double exp(double v) { return std::exp(v); }
-  static double log(double v) { return std::log(v); }
-  static double tanh(double v) { return std::tanh(v); }
-  static double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
-  static double erf(double v) { return std::erf(v); }
-  static double sin(double v) { return std::sin(v); }
-  static double cos(double v) { return std::cos(v); }
-  static double pow(double a, double b) { return std::pow(a, b); }
-  static bool greater(double a, double b) { return a > b; }
-  static bool equal(double a, double b) { return a == b; }
-  static bool less(double a, double b) { return a < b; }
-  static bool less_equal(double a, double b) { return a <= b; }
-  static bool greater_equal(double a, double b) { return a >= b; }
-  static double where(bool m, double a, double b) { return m ? a : b; }
-};
 
 // Op's body at x (the mask of where: x[0] > 0).
 template <class Op>
@@ -44,18 +27,17 @@ double body(const std::array<double, 3>& x) {
   }
 }
 
+// Op's vjp at x on doubles (ops/vjp_on_numbers.hpp's calculator).
 template <class Op>
 std::array<double, 3> derivative(const std::array<double, 3>& x, double dy) {
-  scalar_calculator d;
-  const double y = body<Op>(x);
   std::array<double, 3> out{};
   if constexpr (Op::selects) {
-    const auto p = Op::vjp(d, dy, y, x[0] > 0, x[1], x[2]);
+    const auto p = nax::ops::vjp_on_numbers<Op>(dy, x[0] > 0, x[1], x[2]);
     for (std::size_t i = 1; i < 3; ++i) out[i] = p[i];
   } else if constexpr (Op::arity == 1) {
-    out[0] = Op::vjp(d, dy, y, x[0])[0];
+    out[0] = nax::ops::vjp_on_numbers<Op>(dy, x[0])[0];
   } else {
-    const auto p = Op::vjp(d, dy, y, x[0], x[1]);
+    const auto p = nax::ops::vjp_on_numbers<Op>(dy, x[0], x[1]);
     out[0] = p[0];
     out[1] = p[1];
   }
@@ -95,20 +77,17 @@ TEST_CASE("every differentiable op's vjp is its body's derivative (central diffe
 }
 
 TEST_CASE("pow's derivative in its exponent is 0 at a base of 0 (PyTorch's choice), not NaN") {
-  scalar_calculator d;
-  const auto at_zero = nax::ops::pow::vjp(d, 1.0, 0.0, 0.0, 2.5);
-  CHECK(at_zero[1] == 0.0);
-  const auto at_one = nax::ops::pow::vjp(d, 1.0, 0.0, 0.0, 0.0);  // 0^0 = 1, still constant in b
-  CHECK(at_one[1] == 0.0);
-  const auto elsewhere = nax::ops::pow::vjp(d, 1.0, 8.0, 2.0, 3.0);  // 2^3 log 2
-  CHECK(elsewhere[1] == doctest::Approx(8.0 * std::log(2.0)));
+  using nax::ops::pow;
+  CHECK(nax::ops::vjp_on_numbers<pow>(1.0, 0.0, 2.5)[1] == 0.0);
+  CHECK(nax::ops::vjp_on_numbers<pow>(1.0, 0.0, 0.0)[1] == 0.0);  // 0^0 = 1, still constant in b
+  CHECK(nax::ops::vjp_on_numbers<pow>(1.0, 2.0, 3.0)[1] ==
+        doctest::Approx(8.0 * std::log(2.0)));  // 2^3 log 2
 }
 
 TEST_CASE("ops that give a bool have no derivative; where's mask gets none") {
   static_assert(!nax::ops::less::differentiable && !nax::ops::logical_not::differentiable);
   static_assert(nax::ops::where::differentiable && nax::ops::add::differentiable);
-  scalar_calculator d;
-  const auto p = nax::ops::where::vjp(d, 2.0, 5.0, true, 5.0, 7.0);
+  const auto p = nax::ops::vjp_on_numbers<nax::ops::where>(2.0, true, 5.0, 7.0);
   CHECK(p[1] == 2.0);
   CHECK(p[2] == 0.0);
 }

@@ -49,6 +49,7 @@ TEST_CASE_TEMPLATE("ops are one definition for scalars and vectors", T, float, d
     same_on_scalar_and_vector<T, nax::ops::sin>(x);
     same_on_scalar_and_vector<T, nax::ops::cos>(x);
     same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
+    same_on_scalar_and_vector<T, nax::ops::elu>(x, T(0.7));
     same_on_scalar_and_vector<T, nax::ops::less>(x, y);
     same_on_scalar_and_vector<T, nax::ops::greater_equal>(x, y);
     same_on_scalar_and_vector<T, nax::ops::equal>(x, x);
@@ -77,6 +78,7 @@ TEST_CASE_TEMPLATE("NaN and infinities: a NaN operand gives NaN, the same on sca
       same_on_scalar_and_vector<T, nax::ops::relu>(x);
       same_on_scalar_and_vector<T, nax::ops::abs>(x);
       same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
+      same_on_scalar_and_vector<T, nax::ops::elu>(x, T(0.1));
       same_on_scalar_and_vector<T, nax::ops::equal>(x, y);
       same_on_scalar_and_vector<T, nax::ops::not_equal>(x, y);
       same_on_scalar_and_vector<T, nax::ops::not_equal>(x, x);  // true for NaN alone
@@ -99,6 +101,12 @@ TEST_CASE("op traits") {
   CHECK(nax::ops::logical_or::apply(true, false) == true);
   CHECK(nax::ops::logical_not::apply(true) == false);
   CHECK(nax::ops::leaky_relu::apply(-2.0f, 0.5f) == -1.0f);
+  // elu (ONNX Elu): alpha (e^x - 1) at and below 0, x above; -alpha at -inf, NaN stays NaN.
+  CHECK(nax::ops::elu::apply(2.0, 0.5) == 2.0);
+  CHECK(nax::ops::elu::apply(0.0, 0.5) == 0.0);
+  CHECK(nax::ops::elu::apply(-1.0, 0.5) == doctest::Approx(0.5 * (std::exp(-1.0) - 1)));
+  CHECK(nax::ops::elu::apply(-std::numeric_limits<double>::infinity(), 0.5) == -0.5);
+  CHECK(std::isnan(nax::ops::elu::apply(std::numeric_limits<double>::quiet_NaN(), 0.5)));
   CHECK(nax::ops::pow::apply(2.0, 10.0) == 1024.0);
   CHECK(nax::ops::rsqrt::apply(4.0) == 0.5);
 }

@@ -90,6 +90,9 @@ TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
       -8, 8, tol);
   check_unary<T>([](const auto& x) { return nax::leaky_relu(x, 0.1); },
                  [](long double v) { return double(v > 0 ? v : T(0.1) * T(v)); }, -5, 5, tol);
+  check_unary<T>([](const auto& x) { return nax::elu(x, 0.5); },
+                 [](long double v) { return double(v > 0 ? v : 0.5L * (std::exp(v) - 1)); }, -8, 5,
+                 tol);
   check_unary<T>([](const auto& x) { return nax::pow(x, T(1.5)); },
                  [](long double v) { return double(std::pow(v, 1.5L)); }, 0.1, 10, tol * 4);
 }

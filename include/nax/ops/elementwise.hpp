@@ -282,6 +282,19 @@ struct leaky_relu : traits<id::leaky_relu> {
     return {d.where(positive, dy, dy * alpha), d.where(positive, 0.0, dy * a)};
   }
 };
+// elu(x, alpha): x where x > 0, alpha (e^x - 1) elsewhere (ONNX Elu; NaN stays NaN).
+struct elu : traits<id::elu> {
+  template <class X>
+  static X apply(const X& a, const X& alpha) {
+    return simd::select(a > X(0), a, alpha * (simd::exp(a) - X(1)));
+  }
+  template <class D, class V>
+  static std::array<V, 2> vjp(D& d, const V& dy, const V&, const V& a, const V& alpha) {
+    const auto positive = d.greater(a, 0.0);
+    const V e = d.exp(a);
+    return {d.where(positive, dy, dy * alpha * e), d.where(positive, 0.0, dy * (e - 1.0))};
+  }
+};
 struct pow : traits<id::pow> {
   template <class X>
   static X apply(const X& a, const X& b) {

@@ -47,6 +47,7 @@
   X(sin,           1, floating, same)            \
   X(cos,           1, floating, same)            \
   X(leaky_relu,    2, floating, same)            \
+  X(elu,           2, floating, same)            \
   X(pow,           2, floating, same)            \
   X(equal,         2, equality, boolean)         \
   X(not_equal,     2, equality, boolean)         \

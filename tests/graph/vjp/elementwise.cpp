@@ -1,6 +1,18 @@
 // The VJP of elementwise nodes: every differentiable op, operands broadcast by name (in another
 // axis order too), by position, and static 1s repeated; against central differences in double.
+// And in f32, each op's backward against its vjp on numbers (ops/vjp_on_numbers.hpp, what a
+// vertex program's backward runs): the same bits.
 #include "../grad_check.hpp"
+
+#include <nax/ops/elementwise.hpp>
+#include <nax/ops/vjp_on_numbers.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <array>
+#include <cstring>
+#include <span>
+#include <string>
 
 namespace g = nax::graph;
 using nax::dim;
@@ -36,6 +48,8 @@ TEST_CASE("every differentiable elementwise op, operands broadcast by name") {
                                  g::cos(x),
                                  g::leaky_relu(x, 0.1),
                                  g::leaky_relu(x, v),
+                                 g::elu(x, 0.7),
+                                 g::elu(x * v, v),
                                  g::pow(one, v),
                                  g::where(g::greater(x, v), x * 2.0, v)};
   g::value total = terms[0];
@@ -65,4 +79,57 @@ TEST_CASE("operands broadcast by position, a static 1 repeated") {
   const g::value loss = g::sum(g::tanh(y * p + u) * s, {0, 1, 2});
   std::mt19937 rng(3);
   grad_check::check(b, loss, {y, p, u, s}, grad_check::inputs(b, {{"batch", 3}}, rng));
+}
+
+TEST_CASE("in f32, every op's backward gives the bits of its vjp on numbers") {
+  std::size_t checked = 0;
+  boost::mp11::mp_for_each<nax::ops::all>([&](auto op) {
+    using Op = decltype(op);
+    if constexpr (Op::differentiable) {
+      constexpr std::size_t n = 37;  // vectors and a tail
+      g::builder b;
+      const shape s = shape::make(dtype::f32, {n});
+      const g::value p = b.parameter("p", s), q = b.parameter("q", s), dy = b.parameter("dy", s);
+      std::vector<g::value> operands = {p, q};
+      if constexpr (Op::selects) operands = {g::greater(p, 0.0), p, q};
+      const g::value y = b.elementwise(Op::id, std::span(operands.data(), Op::arity));
+      const std::vector<g::value> wrt =
+          Op::arity == 1 ? std::vector<g::value>{p} : std::vector<g::value>{p, q};
+      const std::vector<g::value> grads =
+          Op::arity == 1 ? g::grad(y, {p}, dy) : g::grad(y, {p, q}, dy);
+      std::mt19937 rng(7);
+      std::vector<nax::dyn_tensor> in = grad_check::inputs(b, {}, rng, -2, 2);
+      const bool positive = Op::id == nax::ops::id::pow || Op::id == nax::ops::id::log ||
+                            Op::id == nax::ops::id::sqrt || Op::id == nax::ops::id::rsqrt;
+      float* pv = static_cast<float*>(in[0].data());
+      const float* qv = static_cast<const float*>(in[1].data());
+      const float* dyv = static_cast<const float*>(in[2].data());
+      if (positive)
+        for (std::size_t i = 0; i < n; ++i) pv[i] = std::abs(pv[i]) + 0.1f;
+      pv[3] = 0;  // a kink
+      std::vector<g::value> outs;
+      for (std::size_t k = 0; k < wrt.size(); ++k) outs.push_back(grads[k]);
+      const std::vector<nax::dyn_tensor> got = g::compile(b, outs).run(in);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto want = [&] {
+          if constexpr (Op::selects) {
+            // p is both the mask's source (no gradient) and the first value.
+            auto w = nax::ops::vjp_on_numbers<Op>(dyv[i], pv[i] > 0, pv[i], qv[i]);
+            return std::array<float, 2>{w[1], w[2]};
+          } else if constexpr (Op::arity == 1) {
+            return nax::ops::vjp_on_numbers<Op>(dyv[i], pv[i]);
+          } else {
+            return nax::ops::vjp_on_numbers<Op>(dyv[i], pv[i], qv[i]);
+          }
+        }();
+        for (std::size_t k = 0; k < wrt.size(); ++k) {
+          const float have = static_cast<const float*>(got[k].data())[i];
+          INFO(std::string(Op::name), " operand ", k, " at ", pv[i], ", ", qv[i]);
+          CHECK(std::memcmp(&have, &want[k], sizeof(float)) == 0);
+        }
+      }
+      ++checked;
+    }
+  });
+  CHECK(checked == 25);
 }

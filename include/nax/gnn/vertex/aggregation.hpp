@@ -344,7 +344,7 @@ class softmax_aggregation
 
  public:
   softmax_aggregation(S s, X x)
-      : base(layout_of<Row>(binary<mul_fn, S, X>(mul_fn{}, s, x))),
+      : base(layout_of<Row>(binary<binary_fn<ops::mul>, S, X>(binary_fn<ops::mul>{}, s, x))),
         s_(std::move(s)),
         x_(std::move(x)) {}
 

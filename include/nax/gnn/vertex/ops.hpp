@@ -1,10 +1,11 @@
 #pragma once
 // The elementwise ops of a vertex program: + - * / between values (or a value and a scalar),
-// and exp, relu, leaky_relu, elu, sigmoid, tanh. Operands broadcast by name, as nax's typed
-// expressions do: the result has the left operand's axes, then the right one's others. An op's
-// scope follows its operands' (scope.hpp). Every op is computed in the stage that reads it, per
-// in-edge, in registers: nothing per edge is stored.
+// and exp, relu, leaky_relu, elu, sigmoid, tanh: the op list's bodies and derivatives. Operands
+// broadcast by name, as nax's typed expressions do: the result has the left operand's axes, then
+// the right one's others. An op's scope follows its operands' (scope.hpp). Every op is computed in
+// the stage that reads it, per in-edge, in registers: nothing per edge is stored.
 
+#include <array>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -16,155 +17,55 @@
 #include <nax/core/isa.hpp>
 #include <nax/core/shape_error.hpp>
 #include <nax/gnn/vertex/leaf.hpp>
+#include <nax/ops/elementwise.hpp>
+#include <nax/ops/vjp_on_numbers.hpp>
 #include <nax/simd/arch.hpp>
-#include <nax/simd/math.hpp>
 
 namespace nax::NAX_ISA::gnn {
 namespace detail {
 
-// The functions, each the same for a scalar and for a SIMD vector (the same bits per lane).
-template <class V, class T>
-V if_positive(const V& x, const V& then, const V& otherwise) {
-  if constexpr (simd::is_vec_v<V>)
-    return xsimd::select(x > V(T(0)), then, otherwise);
-  else
-    return x > T(0) ? then : otherwise;
-}
+// The functions are the op list's bodies (ops/elementwise.hpp), on scalars and SIMD vectors
+// alike (the same bits per lane), each result rounded before the next op reads it
+// (simd::op_result, as in the typed layer), and their derivatives the list's vjps on numbers
+// (ops/vjp_on_numbers.hpp): a vertex program computes what nax's other layers compute.
 
-// Each function's cotangents: grad(x, cot) = cot f'(x); grad_l / grad_r for two operands.
-struct add_fn {
+/// Op of one operand: f(x), and grad(x, cot) = cot f'(x).
+template <class Op>
+struct unary_fn {
+  template <class V>
+  V operator()(const V& x) const {
+    return simd::op_result(Op::apply(x));
+  }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return ops::vjp_on_numbers<Op>(cot, x)[0];
+  }
+};
+/// Op of two operands with a constant second one (leaky_relu's slope, elu's alpha).
+template <class Op, class T>
+struct with_constant_fn {
+  T second;
+  template <class V>
+  V operator()(const V& x) const {
+    return simd::op_result(Op::apply(x, V(second)));
+  }
+  template <class V>
+  V grad(const V& x, const V& cot) const {
+    return ops::vjp_on_numbers<Op>(cot, x, V(second))[0];
+  }
+};
+/// Op of two operands: f(a, b), and grads(a, b, cot) = both operands' cotangents.
+template <class Op>
+struct binary_fn {
   template <class V>
   V operator()(const V& a, const V& b) const {
-    return a + b;
+    return simd::op_result(Op::apply(a, b));
   }
   template <class V>
-  V grad_l(const V&, const V&, const V& cot) const {
-    return cot;
-  }
-  template <class V>
-  V grad_r(const V&, const V&, const V& cot) const {
-    return cot;
+  std::array<V, 2> grads(const V& a, const V& b, const V& cot) const {
+    return ops::vjp_on_numbers<Op>(cot, a, b);
   }
 };
-struct sub_fn {
-  template <class V>
-  V operator()(const V& a, const V& b) const {
-    return a - b;
-  }
-  template <class V>
-  V grad_l(const V&, const V&, const V& cot) const {
-    return cot;
-  }
-  template <class V>
-  V grad_r(const V&, const V&, const V& cot) const {
-    return -cot;
-  }
-};
-struct mul_fn {
-  template <class V>
-  V operator()(const V& a, const V& b) const {
-    return a * b;
-  }
-  template <class V>
-  V grad_l(const V&, const V& b, const V& cot) const {
-    return cot * b;
-  }
-  template <class V>
-  V grad_r(const V& a, const V&, const V& cot) const {
-    return cot * a;
-  }
-};
-struct div_fn {
-  template <class V>
-  V operator()(const V& a, const V& b) const {
-    return a / b;
-  }
-  template <class V>
-  V grad_l(const V&, const V& b, const V& cot) const {
-    return cot / b;
-  }
-  template <class V>
-  V grad_r(const V& a, const V& b, const V& cot) const {
-    return -(cot * a) / (b * b);
-  }
-};
-struct neg_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return -x;
-  }
-  template <class V>
-  V grad(const V&, const V& cot) const {
-    return -cot;
-  }
-};
-struct exp_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return simd::exp(x);
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    return cot * simd::exp(x);
-  }
-};
-struct sigmoid_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return simd::sigmoid(x);
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    const V y = simd::sigmoid(x);
-    return cot * (y * (V(1) - y));
-  }
-};
-struct tanh_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return simd::tanh(x);
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    const V y = simd::tanh(x);
-    return cot * (V(1) - y * y);
-  }
-};
-template <class T>
-struct relu_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return if_positive<V, T>(x, x, V(T(0)));
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    return if_positive<V, T>(x, cot, V(T(0)));
-  }
-};
-template <class T>
-struct leaky_relu_fn {
-  T slope;
-  template <class V>
-  V operator()(const V& x) const {
-    return if_positive<V, T>(x, x, x * V(slope));
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    return if_positive<V, T>(x, cot, cot * V(slope));
-  }
-};
-template <class T>
-struct elu_fn {
-  template <class V>
-  V operator()(const V& x) const {
-    return if_positive<V, T>(x, x, simd::exp(x) - V(T(1)));
-  }
-  template <class V>
-  V grad(const V& x, const V& cot) const {
-    return if_positive<V, T>(x, cot, cot * simd::exp(x));
-  }
-};
-
 /// f(x) for a value x.
 template <class F, class X>
 class unary : public vertex_value_tag {
@@ -322,15 +223,15 @@ class binary : public vertex_value_tag {
   // The backward (leaf.hpp).
   template <class Inner>
   void pull(std::size_t i, const simd::vec<value_type>& cot) {
-    const auto l = l_.template vector<Inner>(i), r = r_.template vector<Inner>(i);
-    push<Inner>(l_, i, f_.grad_l(l, r, cot));
-    push<Inner>(r_, i, f_.grad_r(l, r, cot));
+    const auto g = f_.grads(l_.template vector<Inner>(i), r_.template vector<Inner>(i), cot);
+    push<Inner>(l_, i, g[0]);
+    push<Inner>(r_, i, g[1]);
   }
   template <class Inner>
   void pull_scalar(std::size_t i, value_type cot) {
-    const value_type l = l_.template scalar<Inner>(i), r = r_.template scalar<Inner>(i);
-    push<Inner>(l_, i, f_.grad_l(l, r, cot));
-    push<Inner>(r_, i, f_.grad_r(l, r, cot));
+    const auto g = f_.grads(l_.template scalar<Inner>(i), r_.template scalar<Inner>(i), cot);
+    push<Inner>(l_, i, g[0]);
+    push<Inner>(r_, i, g[1]);
   }
   void accumulate(value_type cot) { sum_ += cot; }
   template <class Inner>
@@ -397,66 +298,66 @@ auto make_binary(F f, A&& a, B&& b) {
 template <class A, class B>
 requires(vertex_value<A> && (vertex_value<B> || arithmetic<B>)) ||
     (arithmetic<A> && vertex_value<B>)auto operator+(A&& a, B&& b) {
-  return make_binary(add_fn{}, std::forward<A>(a), std::forward<B>(b));
+  return make_binary(binary_fn<ops::add>{}, std::forward<A>(a), std::forward<B>(b));
 }
 template <class A, class B>
 requires(vertex_value<A> && (vertex_value<B> || arithmetic<B>)) ||
     (arithmetic<A> && vertex_value<B>)auto operator-(A&& a, B&& b) {
-  return make_binary(sub_fn{}, std::forward<A>(a), std::forward<B>(b));
+  return make_binary(binary_fn<ops::sub>{}, std::forward<A>(a), std::forward<B>(b));
 }
 template <class A, class B>
 requires(vertex_value<A> && (vertex_value<B> || arithmetic<B>)) ||
     (arithmetic<A> && vertex_value<B>)auto operator*(A&& a, B&& b) {
-  return make_binary(mul_fn{}, std::forward<A>(a), std::forward<B>(b));
+  return make_binary(binary_fn<ops::mul>{}, std::forward<A>(a), std::forward<B>(b));
 }
 template <class A, class B>
 requires(vertex_value<A> && (vertex_value<B> || arithmetic<B>)) ||
     (arithmetic<A> && vertex_value<B>)auto operator/(A&& a, B&& b) {
-  return make_binary(div_fn{}, std::forward<A>(a), std::forward<B>(b));
+  return make_binary(binary_fn<ops::div>{}, std::forward<A>(a), std::forward<B>(b));
 }
-template <vertex_value X>
-auto operator-(X&& x) {
-  return unary<neg_fn, std::remove_cvref_t<X>>(neg_fn{}, std::forward<X>(x));
-}
-
 template <class F, class X>
 auto make_unary(F f, X&& x) {
   return unary<F, std::remove_cvref_t<X>>(f, std::forward<X>(x));
 }
 
+template <vertex_value X>
+auto operator-(X&& x) {
+  return make_unary(unary_fn<ops::neg>{}, std::forward<X>(x));
+}
+
 }  // namespace detail
 
-/// e^x, by nax::simd::exp (the typed layer's exp: the same bits).
+/// e^x (nax::exp's body: the same bits).
 template <detail::vertex_value X>
 auto exp(X&& x) {
-  return detail::make_unary(detail::exp_fn{}, std::forward<X>(x));
+  return detail::make_unary(detail::unary_fn<ops::exp>{}, std::forward<X>(x));
 }
 /// max(x, 0).
 template <detail::vertex_value X>
 auto relu(X&& x) {
-  using T = typename std::remove_cvref_t<X>::value_type;
-  return detail::make_unary(detail::relu_fn<T>{}, std::forward<X>(x));
+  return detail::make_unary(detail::unary_fn<ops::relu>{}, std::forward<X>(x));
 }
 /// x if x > 0, else negative_slope × x.
 template <detail::vertex_value X>
 auto leaky_relu(X&& x, typename std::remove_cvref_t<X>::value_type negative_slope) {
   using T = typename std::remove_cvref_t<X>::value_type;
-  return detail::make_unary(detail::leaky_relu_fn<T>{negative_slope}, std::forward<X>(x));
+  return detail::make_unary(detail::with_constant_fn<ops::leaky_relu, T>{negative_slope},
+                            std::forward<X>(x));
 }
-/// x if x > 0, else e^x - 1.
+/// x if x > 0, else alpha (e^x - 1).
 template <detail::vertex_value X>
-auto elu(X&& x) {
+auto elu(X&& x, typename std::remove_cvref_t<X>::value_type alpha = 1) {
   using T = typename std::remove_cvref_t<X>::value_type;
-  return detail::make_unary(detail::elu_fn<T>{}, std::forward<X>(x));
+  return detail::make_unary(detail::with_constant_fn<ops::elu, T>{alpha}, std::forward<X>(x));
 }
 /// 1 / (1 + e^-x).
 template <detail::vertex_value X>
 auto sigmoid(X&& x) {
-  return detail::make_unary(detail::sigmoid_fn{}, std::forward<X>(x));
+  return detail::make_unary(detail::unary_fn<ops::sigmoid>{}, std::forward<X>(x));
 }
 template <detail::vertex_value X>
 auto tanh(X&& x) {
-  return detail::make_unary(detail::tanh_fn{}, std::forward<X>(x));
+  return detail::make_unary(detail::unary_fn<ops::tanh>{}, std::forward<X>(x));
 }
 
 }  // namespace nax::gnn
