@@ -123,6 +123,25 @@ TEST_CASE("jit: permute is a transpose node, and gives the eager result") {
   }
 }
 
+TEST_CASE("jit: floor, ceil, round, sign and elu: the eager bits, halves rounded to even") {
+  const auto f = [](auto x) {
+    return nax::floor(x * 3.0f) + nax::ceil(x) * nax::sign(x) + nax::round(x * 8.0f) +
+           nax::elu(x, 0.5f);
+  };
+  auto jitted = nax::jit(f, nax::input<float, batch, hidden>("x"));
+  for (std::size_t n : {1, 5}) {
+    CAPTURE(n);
+    nax::tensor<float, batch, hidden> x{batch(n)};
+    fill(x, 3 + static_cast<std::uint32_t>(n));
+    x.data()[0] = 0.5f / 8;  // round(0.5) = 0 and round(1.5) = 2: halves to even
+    x.data()[1] = 1.5f / 8;
+    x.data()[2] = -0.0f;
+    const nax::tensor<float, batch, hidden> got = jitted(x);
+    const nax::tensor<float, batch, hidden> want = eager(f, x);
+    CHECK(nax_test::same_bits(got, want));
+  }
+}
+
 TEST_CASE("jit: reductions and log_softmax, returned as a tuple") {
   auto f = nax::jit(statistics, nax::input<float, batch, hidden>("x"));
   for (std::size_t n : {1, 3, 64}) {

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <limits>
 
 namespace {
@@ -48,6 +50,10 @@ TEST_CASE_TEMPLATE("ops are one definition for scalars and vectors", T, float, d
     same_on_scalar_and_vector<T, nax::ops::silu>(x);
     same_on_scalar_and_vector<T, nax::ops::sin>(x);
     same_on_scalar_and_vector<T, nax::ops::cos>(x);
+    same_on_scalar_and_vector<T, nax::ops::floor>(x);
+    same_on_scalar_and_vector<T, nax::ops::ceil>(x);
+    same_on_scalar_and_vector<T, nax::ops::round>(x);
+    same_on_scalar_and_vector<T, nax::ops::sign>(x);
     same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
     same_on_scalar_and_vector<T, nax::ops::elu>(x, T(0.7));
     same_on_scalar_and_vector<T, nax::ops::less>(x, y);
@@ -77,6 +83,10 @@ TEST_CASE_TEMPLATE("NaN and infinities: a NaN operand gives NaN, the same on sca
       same_on_scalar_and_vector<T, nax::ops::mul>(x, y);
       same_on_scalar_and_vector<T, nax::ops::relu>(x);
       same_on_scalar_and_vector<T, nax::ops::abs>(x);
+      same_on_scalar_and_vector<T, nax::ops::floor>(x);
+      same_on_scalar_and_vector<T, nax::ops::ceil>(x);
+      same_on_scalar_and_vector<T, nax::ops::round>(x);
+      same_on_scalar_and_vector<T, nax::ops::sign>(x);
       same_on_scalar_and_vector<T, nax::ops::leaky_relu>(x, T(0.1));
       same_on_scalar_and_vector<T, nax::ops::elu>(x, T(0.1));
       same_on_scalar_and_vector<T, nax::ops::equal>(x, y);
@@ -91,6 +101,40 @@ TEST_CASE_TEMPLATE("NaN and infinities: a NaN operand gives NaN, the same on sca
     }
   CHECK(std::isnan(nax::ops::relu::apply(nan)));
   CHECK(nax::ops::not_equal::apply(nan, nan));
+}
+
+TEST_CASE_TEMPLATE("rounding and sign: ONNX's and NumPy's results, halves to even", T, float,
+                   double) {
+  using nax::ops::ceil, nax::ops::floor, nax::ops::round, nax::ops::sign;
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const T in[] = {T(-2.5), T(-1.5), T(-0.5), T(0.5), T(1.5), T(2.5), T(2.7), T(-2.7), T(8388609.5)};
+  const T rounded[] = {T(-2), T(-2), T(-0.0), T(0), T(2), T(2), T(3), T(-3), T(8388610)};
+  for (std::size_t i = 0; i < std::size(in); ++i) {
+    CAPTURE(in[i]);
+    CHECK(round::apply(in[i]) == rounded[i]);
+    CHECK(std::signbit(round::apply(in[i])) == std::signbit(rounded[i]));
+    CHECK(floor::apply(in[i]) == std::floor(in[i]));
+    CHECK(ceil::apply(in[i]) == std::ceil(in[i]));
+  }
+  CHECK(std::signbit(ceil::apply(T(-0.5))));  // -0, as std::ceil
+  for (T special : {nan, inf, -inf, T(-0.0)}) {
+    CAPTURE(special);
+    for (T r : {floor::apply(special), ceil::apply(special), round::apply(special)}) {
+      CHECK(std::isnan(r) == std::isnan(special));
+      if (!std::isnan(special)) CHECK(r == special);
+      CHECK(std::signbit(r) == std::signbit(special));
+    }
+  }
+  CHECK(sign::apply(T(-3)) == T(-1));
+  CHECK(sign::apply(T(0.25)) == T(1));
+  CHECK(sign::apply(inf) == T(1));
+  CHECK(sign::apply(-inf) == T(-1));
+  CHECK(std::isnan(sign::apply(nan)));
+  CHECK(sign::apply(T(-0.0)) == T(0));
+  CHECK(!std::signbit(sign::apply(T(-0.0))));  // +0 for either zero, as numpy.sign
+  CHECK(sign::apply(-7) == -1);
+  CHECK(sign::apply(std::int64_t{0}) == 0);
+  CHECK(sign::apply(std::int64_t{1} << 40) == 1);
 }
 
 TEST_CASE("op traits") {

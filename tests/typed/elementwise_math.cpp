@@ -90,6 +90,16 @@ TEST_CASE_TEMPLATE("unary ops match the scalar reference", T, float, double) {
       -8, 8, tol);
   check_unary<T>([](const auto& x) { return nax::leaky_relu(x, 0.1); },
                  [](long double v) { return double(v > 0 ? v : T(0.1) * T(v)); }, -5, 5, tol);
+  check_unary<T>([](const auto& x) { return nax::floor(x); },
+                 [](long double v) { return double(std::floor(v)); }, -100, 100, 0);
+  check_unary<T>([](const auto& x) { return nax::ceil(x); },
+                 [](long double v) { return double(std::ceil(v)); }, -100, 100, 0);
+  check_unary<T>([](const auto& x) { return nax::round(x * T(2)); },
+                 [](long double v) { return double(std::nearbyint(T(v) * T(2))); }, -100, 100, 0);
+  check_unary<T>([](const auto& x) { return nax::sign(x); },
+                 [](long double v) { return v > 0   ? 1.0
+                                            : v < 0 ? -1.0
+                                                    : 0.0; }, -3, 3, 0);
   check_unary<T>([](const auto& x) { return nax::elu(x, 0.5); },
                  [](long double v) { return double(v > 0 ? v : 0.5L * (std::exp(v) - 1)); }, -8, 5,
                  tol);

@@ -13,6 +13,7 @@
 // entry is dy, unused).
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -143,6 +144,29 @@ struct relu : traits<id::relu> {
   }
 };
 
+// sign(x): -1, 0 or 1 (NumPy's and ONNX's: +0 for either zero, NaN for NaN). Its derivative is
+// 0 everywhere (as in PyTorch and JAX).
+struct sign : traits<id::sign> {
+  template <class X>
+  static X apply(const X& a) {
+    const X s = simd::select(a > X(0), X(1), simd::select(a < X(0), X(-1), X(0)));
+    if constexpr (std::is_integral_v<X>) {
+      return s;
+    } else if constexpr (simd::is_vec_v<X>) {
+      if constexpr (std::is_integral_v<typename X::value_type>)
+        return s;
+      else
+        return simd::select(simd::is_nan(a), a, s);
+    } else {
+      return simd::is_nan(a) ? a : s;
+    }
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
+    return {d.zeros_like(dy)};
+  }
+};
+
 // --- floating point -------------------------------------------------------------------------
 struct exp : traits<id::exp> {
   template <class X>
@@ -268,6 +292,49 @@ struct cos : traits<id::cos> {
   template <class D, class V>
   static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V& a) {
     return {-(dy * d.sin(a))};
+  }
+};
+// floor, ceil and round (to the nearest integer, halves to even: ONNX Round, numpy.round):
+// NaN, infinities and signed zeros kept. Their derivative is 0 everywhere (PyTorch's and JAX's).
+struct floor : traits<id::floor> {
+  template <class X>
+  static X apply(const X& a) {
+    if constexpr (simd::is_vec_v<X>)
+      return xsimd::floor(a);
+    else
+      return std::floor(a);
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
+    return {d.zeros_like(dy)};
+  }
+};
+struct ceil : traits<id::ceil> {
+  template <class X>
+  static X apply(const X& a) {
+    if constexpr (simd::is_vec_v<X>)
+      return xsimd::ceil(a);
+    else
+      return std::ceil(a);
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
+    return {d.zeros_like(dy)};
+  }
+};
+struct round : traits<id::round> {
+  template <class X>
+  static X apply(const X& a) {
+    // (nearbyint rounds in the current mode: to nearest, halves to even, unless a program
+    // changed it with fesetround; the vector form always rounds so.)
+    if constexpr (simd::is_vec_v<X>)
+      return xsimd::nearbyint(a);
+    else
+      return std::nearbyint(a);
+  }
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
+    return {d.zeros_like(dy)};
   }
 };
 // leaky_relu(x, alpha): x where x > 0, alpha * x elsewhere.

@@ -34,6 +34,7 @@
   X(min,           2, numeric,  same)            \
   X(max,           2, numeric,  same)            \
   X(relu,          1, numeric,  same)            \
+  X(sign,          1, numeric,  same)            \
   X(exp,           1, floating, same)            \
   X(log,           1, floating, same)            \
   X(sqrt,          1, floating, same)            \
@@ -46,6 +47,9 @@
   X(erf,           1, floating, same)            \
   X(sin,           1, floating, same)            \
   X(cos,           1, floating, same)            \
+  X(floor,         1, floating, same)            \
+  X(ceil,          1, floating, same)            \
+  X(round,         1, floating, same)            \
   X(leaky_relu,    2, floating, same)            \
   X(elu,           2, floating, same)            \
   X(pow,           2, floating, same)            \

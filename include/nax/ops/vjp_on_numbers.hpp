@@ -73,6 +73,7 @@ struct number_calculator {
   static N erf(const N& x) { return N::rounded(ops::erf::apply(x.v)); }
   static N sin(const N& x) { return N::rounded(ops::sin::apply(x.v)); }
   static N cos(const N& x) { return N::rounded(ops::cos::apply(x.v)); }
+  static N zeros_like(const N&) { return N(V(typename N::element(0))); }
   static N pow(const N& a, const N& b) { return N::rounded(ops::pow::apply(a.v, b.v)); }
   static mask greater(const N& a, const N& b) { return ops::greater::apply(a.v, b.v); }
   static mask equal(const N& a, const N& b) { return ops::equal::apply(a.v, b.v); }

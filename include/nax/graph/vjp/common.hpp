@@ -59,6 +59,7 @@ struct graph_calculator {
   static value sin(const value& v) { return graph::sin(v); }
   static value cos(const value& v) { return graph::cos(v); }
   static value pow(const value& a, const value& b) { return graph::pow(a, b); }
+  static value zeros_like(const value& v) { return graph::zeros_like(v); }
   static value greater(const value& a, double b) { return graph::greater(a, b); }
   static value equal(const value& a, double b) { return graph::equal(a, b); }
   static value less(const value& a, double b) { return graph::less(a, b); }
