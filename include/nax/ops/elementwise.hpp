@@ -13,7 +13,6 @@
 // entry is dy, unused).
 
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -49,6 +48,15 @@ struct traits {
 /// 1 / sqrt(2), 2 / sqrt(pi) and 1 / sqrt(2 pi), for the derivatives of erf and gelu.
 inline constexpr double rsqrt2 = 0.70710678118654752440, two_rsqrt_pi = 1.12837916709551257390,
                         rsqrt_2pi = 0.39894228040143267794;
+
+/// The derivative of a piecewise constant op of one operand (sign, floor, ceil, round): 0
+/// everywhere, as PyTorch and JAX give it (not undefined at the steps).
+struct zero_derivative {
+  template <class D, class V>
+  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
+    return {d.zeros_like(dy)};
+  }
+};
 
 // --- arithmetic -----------------------------------------------------------------------------
 struct add : traits<id::add> {
@@ -144,9 +152,8 @@ struct relu : traits<id::relu> {
   }
 };
 
-// sign(x): -1, 0 or 1 (NumPy's and ONNX's: +0 for either zero, NaN for NaN). Its derivative is
-// 0 everywhere (as in PyTorch and JAX).
-struct sign : traits<id::sign> {
+// sign(x): -1, 0 or 1 (NumPy's and ONNX's: +0 for either zero, NaN for NaN).
+struct sign : traits<id::sign>, zero_derivative {
   template <class X>
   static X apply(const X& a) {
     const X s = simd::select(a > X(0), X(1), simd::select(a < X(0), X(-1), X(0)));
@@ -160,10 +167,6 @@ struct sign : traits<id::sign> {
     } else {
       return simd::is_nan(a) ? a : s;
     }
-  }
-  template <class D, class V>
-  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
-    return {d.zeros_like(dy)};
   }
 };
 
@@ -295,46 +298,24 @@ struct cos : traits<id::cos> {
   }
 };
 // floor, ceil and round (to the nearest integer, halves to even: ONNX Round, numpy.round):
-// NaN, infinities and signed zeros kept. Their derivative is 0 everywhere (PyTorch's and JAX's).
-struct floor : traits<id::floor> {
+// NaN, infinities and signed zeros kept; round uses the default rounding mode (a program that
+// changes it with fesetround changes round's scalar tail).
+struct floor : traits<id::floor>, zero_derivative {
   template <class X>
   static X apply(const X& a) {
-    if constexpr (simd::is_vec_v<X>)
-      return xsimd::floor(a);
-    else
-      return std::floor(a);
-  }
-  template <class D, class V>
-  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
-    return {d.zeros_like(dy)};
+    return simd::floor(a);
   }
 };
-struct ceil : traits<id::ceil> {
+struct ceil : traits<id::ceil>, zero_derivative {
   template <class X>
   static X apply(const X& a) {
-    if constexpr (simd::is_vec_v<X>)
-      return xsimd::ceil(a);
-    else
-      return std::ceil(a);
-  }
-  template <class D, class V>
-  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
-    return {d.zeros_like(dy)};
+    return simd::ceil(a);
   }
 };
-struct round : traits<id::round> {
+struct round : traits<id::round>, zero_derivative {
   template <class X>
   static X apply(const X& a) {
-    // (nearbyint rounds in the current mode: to nearest, halves to even, unless a program
-    // changed it with fesetround; the vector form always rounds so.)
-    if constexpr (simd::is_vec_v<X>)
-      return xsimd::nearbyint(a);
-    else
-      return std::nearbyint(a);
-  }
-  template <class D, class V>
-  static std::array<V, 1> vjp(D& d, const V& dy, const V&, const V&) {
-    return {d.zeros_like(dy)};
+    return simd::nearbyint(a);
   }
 };
 // leaky_relu(x, alpha): x where x > 0, alpha * x elsewhere.

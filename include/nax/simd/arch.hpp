@@ -192,6 +192,29 @@ X sqrt(const X& x) {
   else
     return std::sqrt(x);
 }
+// Rounding to an integer value, on scalars and in each lane: floor, ceil, and nearbyint (to
+// nearest, halves to even: the vector form always, the scalar form in the default rounding mode).
+template <class X>
+X floor(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::floor(x);
+  else
+    return std::floor(x);
+}
+template <class X>
+X ceil(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::ceil(x);
+  else
+    return std::ceil(x);
+}
+template <class X>
+X nearbyint(const X& x) {
+  if constexpr (is_vec_v<X>)
+    return xsimd::nearbyint(x);
+  else
+    return std::nearbyint(x);
+}
 template <class X>
 X fma(const X& a, const X& b, const X& c) {
   if constexpr (is_vec_v<X>)
