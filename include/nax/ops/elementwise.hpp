@@ -157,16 +157,10 @@ struct sign : traits<id::sign>, zero_derivative {
   template <class X>
   static X apply(const X& a) {
     const X s = simd::select(a > X(0), X(1), simd::select(a < X(0), X(-1), X(0)));
-    if constexpr (std::is_integral_v<X>) {
+    if constexpr (std::is_floating_point_v<simd::element_t<X>>)
+      return simd::select(simd::is_nan(a), a, s);
+    else
       return s;
-    } else if constexpr (simd::is_vec_v<X>) {
-      if constexpr (std::is_integral_v<typename X::value_type>)
-        return s;
-      else
-        return simd::select(simd::is_nan(a), a, s);
-    } else {
-      return simd::is_nan(a) ? a : s;
-    }
   }
 };
 

@@ -19,21 +19,11 @@
 namespace nax::NAX_ISA::ops {
 namespace detail {
 
-template <class V>
-struct element_of {
-  using type = V;
-};
-template <class V>
-requires simd::is_vec_v<V>
-struct element_of<V> {
-  using type = typename V::value_type;
-};
-
 /// A number (V: T or a SIMD vector of T) with the arithmetic a derivative uses: with numbers,
 /// and with constants, which become T. Unary minus is the op `neg` (0 - x), as in the graph.
 template <class V>
 struct number {
-  using element = typename element_of<V>::type;
+  using element = simd::element_t<V>;
   V v;
 
   number(const V& x) : v(x) {}  // NOLINT(google-explicit-constructor): constants mix in

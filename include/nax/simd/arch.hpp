@@ -124,6 +124,20 @@ inline constexpr bool is_vec_v = xsimd::is_batch<T>::value;
 template <class T>
 inline constexpr bool is_mask_v = xsimd::is_batch_bool<T>::value;
 
+namespace detail {
+template <class X, bool = is_vec_v<X>>
+struct element_of {
+  using type = X;
+};
+template <class X>
+struct element_of<X, true> {
+  using type = typename X::value_type;
+};
+}  // namespace detail
+/// The element type of a scalar (itself) or of a vector (its lanes').
+template <class X>
+using element_t = typename detail::element_of<X>::type;
+
 // Helpers that accept scalars and vectors, so an op's body is one expression for both.
 
 template <class X>
